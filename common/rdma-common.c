@@ -1,0 +1,1129 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdma-common.c - connection setup, waiting and cleanup shared by the
+ * examples. See rdma-common.h for the contract of each function.
+ */
+#define _GNU_SOURCE
+#include "rdma-common.h"
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ */
+/* Logging                                                             */
+/* ------------------------------------------------------------------ */
+
+void rc_log_init(struct rc_log *log, const char *name, bool verbose)
+{
+	snprintf(log->name, sizeof(log->name), "%s", name);
+	log->verbose = verbose;
+	log->err[0] = '\0';
+}
+
+void rc_trace(const struct rc_log *log, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	if (!log->verbose)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	/* One fprintf per line: lines from several threads do not mix. */
+	fprintf(stderr, "%s: %s\n", log->name, line);
+}
+
+int rc_fail(struct rc_log *log, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(log->err, sizeof(log->err), fmt, ap);
+	va_end(ap);
+	return err > 0 ? -err : -EIO;
+}
+
+uint64_t rc_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t rc_now_us(void)
+{
+	return rc_now_ns() / 1000u;
+}
+
+/* ------------------------------------------------------------------ */
+/* Wire header                                                         */
+/* ------------------------------------------------------------------ */
+
+void rc_hdr_pack(void *buf, uint8_t type, uint32_t length, uint32_t seq)
+{
+	struct rc_hdr h = {
+		.magic = htobe32(RC_MAGIC),
+		.version = RC_VERSION,
+		.type = type,
+		.flags = 0,
+		.length = htobe32(length),
+		.seq = htobe32(seq),
+	};
+
+	/* memcpy: the buffer need not be aligned for struct rc_hdr. */
+	memcpy(buf, &h, sizeof(h));
+}
+
+int rc_hdr_unpack(const void *buf, size_t len, struct rc_msg *out, char *err,
+		  size_t errlen)
+{
+	struct rc_hdr h;
+
+	if (len < sizeof(h)) {
+		snprintf(err, errlen, "message of %zu bytes is shorter than the %zu-byte header",
+			 len, sizeof(h));
+		return -EBADMSG;
+	}
+	memcpy(&h, buf, sizeof(h));
+	if (be32toh(h.magic) != RC_MAGIC) {
+		snprintf(err, errlen, "bad magic 0x%08x (expected 0x%08x): not one of our messages",
+			 be32toh(h.magic), RC_MAGIC);
+		return -EBADMSG;
+	}
+	if (h.version != RC_VERSION) {
+		snprintf(err, errlen, "protocol version %u, this program speaks %u",
+			 h.version, RC_VERSION);
+		return -EBADMSG;
+	}
+	if (h.flags != 0) {
+		snprintf(err, errlen, "unknown flags 0x%04x", be16toh(h.flags));
+		return -EBADMSG;
+	}
+	if ((uint64_t)be32toh(h.length) != len - sizeof(h)) {
+		snprintf(err, errlen, "header says %" PRIu32 " body bytes, %zu arrived",
+			 be32toh(h.length), len - sizeof(h));
+		return -EBADMSG;
+	}
+	out->type = h.type;
+	out->length = be32toh(h.length);
+	out->seq = be32toh(h.seq);
+	out->body = (const uint8_t *)buf + sizeof(h);
+	return 0;
+}
+
+int rc_priv_unpack(const void *buf, size_t len, struct rc_msg *out, char *err,
+		   size_t errlen)
+{
+	struct rc_hdr h;
+	uint64_t want;
+
+	/* The transport pads private data (to 56 bytes for an IB/RoCE connect
+	 * request): only the header's length tells where ours ends. */
+	if (len < sizeof(h)) {
+		snprintf(err, errlen, "private data of %zu bytes is shorter than the %zu-byte header",
+			 len, sizeof(h));
+		return -EBADMSG;
+	}
+	memcpy(&h, buf, sizeof(h));
+	want = sizeof(h) + (uint64_t)be32toh(h.length);
+	if (want > len) {
+		snprintf(err, errlen, "header says %" PRIu32 " body bytes, only %zu arrived",
+			 be32toh(h.length), len - sizeof(h));
+		return -EBADMSG;
+	}
+	return rc_hdr_unpack(buf, (size_t)want, out, err, errlen);
+}
+
+/* ------------------------------------------------------------------ */
+/* Names and hints                                                     */
+/* ------------------------------------------------------------------ */
+
+const char *rc_wc_opcode_str(enum ibv_wc_opcode op)
+{
+	switch (op) {
+	case IBV_WC_SEND: return "SEND";
+	case IBV_WC_RDMA_WRITE: return "RDMA_WRITE";
+	case IBV_WC_RDMA_READ: return "RDMA_READ";
+	case IBV_WC_COMP_SWAP: return "COMP_SWAP";
+	case IBV_WC_FETCH_ADD: return "FETCH_ADD";
+	case IBV_WC_RECV: return "RECV";
+	case IBV_WC_RECV_RDMA_WITH_IMM: return "RECV_RDMA_WITH_IMM";
+	default: return "OTHER";
+	}
+}
+
+const char *rc_wc_status_hint(enum ibv_wc_status st)
+{
+	switch (st) {
+	case IBV_WC_LOC_LEN_ERR:
+		return "a message was larger than the receive buffer posted for it";
+	case IBV_WC_LOC_PROT_ERR:
+		return "a local address/length/lkey is outside its memory region";
+	case IBV_WC_REM_ACCESS_ERR:
+		return "the remote address, length or rkey is outside the peer's memory region, or the region lacks the access flag";
+	case IBV_WC_REM_INV_REQ_ERR:
+		return "the peer rejected the request as invalid (length, opcode, or a READ it has no responder resources for)";
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+		return "the peer had no receive posted (receiver not ready) and the RNR retries ran out";
+	case IBV_WC_RETRY_EXC_ERR:
+		return "the peer did not acknowledge: it died, or the link is down";
+	case IBV_WC_WR_FLUSH_ERR:
+		return "the QP is in the error state after an earlier failure or a disconnect; normal during teardown";
+	case IBV_WC_REM_OP_ERR:
+		return "the peer could not carry out the operation";
+	default:
+		return "see ibv_poll_cq(3)";
+	}
+}
+
+const char *rc_cm_event_hint(enum rdma_cm_event_type ev, int status)
+{
+	switch (ev) {
+	case RDMA_CM_EVENT_ADDR_ERROR:
+		return "no RDMA device has that address; see `rdma link` and use the IP of the RDMA netdev (127.0.0.1 is not one)";
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		return "no route to that address through an RDMA device (127.0.0.1 and ::1 are never RDMA addresses); check `ip route` and `rdma link`";
+	case RDMA_CM_EVENT_UNREACHABLE:
+		return "the server's host did not answer; is it up, and is UDP port 4791 open for RoCE?";
+	case RDMA_CM_EVENT_REJECTED:
+		/* 8 = IB CM "invalid service ID": nobody listens on that port. */
+		return status == 8 ? "is a server listening on that port?"
+				   : "the server refused the connection";
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		return "the connection failed while being set up; try again, and check both hosts with `rdma link`";
+	case RDMA_CM_EVENT_DISCONNECTED:
+		return "the peer closed the connection (or its process died)";
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		return "the RDMA device was removed";
+	default:
+		return "see rdma_get_cm_event(3)";
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Waiting                                                             */
+/* ------------------------------------------------------------------ */
+
+static int set_nonblock(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
+}
+
+#define NO_DEADLINE UINT64_MAX
+
+/* Milliseconds left until deadline_us (at least 0), -1 for none. */
+static int ms_left(uint64_t deadline_us)
+{
+	uint64_t now = rc_now_us(), left;
+
+	if (deadline_us == NO_DEADLINE)
+		return -1;
+	if (now >= deadline_us)
+		return 0;
+	left = (deadline_us - now + 999) / 1000;
+	return left > INT32_MAX ? INT32_MAX : (int)left;
+}
+
+/*
+ * Wait until one of n fds (entries < 0 are skipped) is readable. Returns
+ * its index, -ETIMEDOUT, or another negative errno.
+ */
+static int wait_readable(const int *fds, int n, uint64_t deadline_us)
+{
+	struct pollfd p[4];
+	int i, ret;
+
+	for (i = 0; i < n; i++)
+		p[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+	for (;;) {
+		ret = poll(p, (nfds_t)n, ms_left(deadline_us));
+		if (ret < 0 && errno == EINTR)
+			continue;
+		if (ret < 0)
+			return -errno;
+		if (ret == 0)
+			return -ETIMEDOUT;
+		for (i = 0; i < n; i++)
+			if (p[i].revents)
+				return i;
+	}
+}
+
+/* What we keep of a CM event after acknowledging it. */
+struct cm_info {
+	enum rdma_cm_event_type event;
+	int status;
+	uint8_t priv[256];
+	size_t priv_len;
+	uint8_t initiator_depth, responder_resources;
+};
+
+/* Take one event off a non-blocking channel, copy it, acknowledge it.
+ * Returns 0, -EAGAIN when there was none, or another negative errno. */
+static int take_cm_event(struct rdma_event_channel *ch, struct cm_info *info,
+			 struct rdma_cm_id **id, const struct rc_log *log)
+{
+	struct rdma_cm_event *ev;
+
+	if (rdma_get_cm_event(ch, &ev))
+		return errno == EAGAIN ? -EAGAIN : -errno;
+	memset(info, 0, sizeof(*info));
+	info->event = ev->event;
+	info->status = ev->status;
+	if (id)
+		*id = ev->id;
+	if (ev->param.conn.private_data && ev->param.conn.private_data_len) {
+		info->priv_len = ev->param.conn.private_data_len;
+		if (info->priv_len > sizeof(info->priv))
+			info->priv_len = sizeof(info->priv);
+		memcpy(info->priv, ev->param.conn.private_data, info->priv_len);
+	}
+	info->initiator_depth = ev->param.conn.initiator_depth;
+	info->responder_resources = ev->param.conn.responder_resources;
+	rc_trace(log, "cm event %s (status %d)", rdma_event_str(ev->event), ev->status);
+	/* Acknowledge at once: rdma_destroy_id() blocks while events of its
+	 * id are unacknowledged, and the copy above is all we need. */
+	rdma_ack_cm_event(ev);
+	return 0;
+}
+
+/* The error for an event we did not want, with the server's reason when
+ * a REJECTED carries one. */
+static int cm_event_error(struct rc_conn *c, const struct cm_info *in,
+			  enum rdma_cm_event_type expected, const char *step)
+{
+	struct rc_msg m;
+	char why[128];
+
+	if (in->event == RDMA_CM_EVENT_REJECTED && in->status == 28 &&
+	    rc_priv_unpack(in->priv, in->priv_len, &m, why, sizeof(why)) == 0 &&
+	    m.type == RC_T_REJECT)
+		return rc_fail(&c->log, ECONNREFUSED, "%s: the server rejected the connection: %.*s",
+			       step, (int)(m.length > 200 ? 200 : m.length),
+			       (const char *)m.body);
+	if (in->event == RDMA_CM_EVENT_DISCONNECTED)
+		c->peer_disconnected = true;
+	return rc_fail(&c->log,
+		       in->event == RDMA_CM_EVENT_REJECTED ? ECONNREFUSED :
+		       in->event == RDMA_CM_EVENT_DISCONNECTED ? ECONNRESET :
+		       EHOSTUNREACH,
+		       "%s: got %s (status %d) instead of %s; hint: %s", step,
+		       rdma_event_str(in->event), in->status, rdma_event_str(expected),
+		       rc_cm_event_hint(in->event, in->status));
+}
+
+/* Wait (bounded) for the next CM event of this connection; fail unless it
+ * is `expected`. */
+static int wait_cm_event(struct rc_conn *c, enum rdma_cm_event_type expected,
+			 const char *step, struct cm_info *info)
+{
+	uint64_t deadline = rc_now_us() + (uint64_t)c->timeout_ms * 1000u;
+	int fds[2] = { c->cm_channel->fd, c->cancel_fd };
+	int ret;
+
+	for (;;) {
+		ret = take_cm_event(c->cm_channel, info, NULL, &c->log);
+		if (ret == 0)
+			break;
+		if (ret != -EAGAIN)
+			return rc_fail(&c->log, -ret, "%s: rdma_get_cm_event: %s", step, strerror(-ret));
+		ret = wait_readable(fds, 2, deadline);
+		if (ret == -ETIMEDOUT)
+			return rc_fail(&c->log, ETIMEDOUT,
+				       "%s: no %s within %d ms; hint: is the peer up and reachable over RDMA?",
+				       step, rdma_event_str(expected), c->timeout_ms);
+		if (ret == 1)
+			return rc_fail(&c->log, ECANCELED, "%s: cancelled (shutting down)", step);
+		if (ret < 0)
+			return rc_fail(&c->log, -ret, "%s: poll: %s", step, strerror(-ret));
+	}
+	if (info->event == RDMA_CM_EVENT_ESTABLISHED)
+		c->established = true;
+	if (info->event != expected)
+		return cm_event_error(c, info, expected, step);
+	return 0;
+}
+
+static void trace_wc(const struct rc_conn *c, const struct ibv_wc *wc)
+{
+	/* wc->opcode is only valid for successful completions. */
+	if (wc->status == IBV_WC_SUCCESS)
+		rc_trace(&c->log, "completion %s ok wr_id=%" PRIu64 " byte_len=%u",
+			 rc_wc_opcode_str(wc->opcode), wc->wr_id, wc->byte_len);
+	else
+		rc_trace(&c->log, "completion FAILED wr_id=%" PRIu64 " status=%s",
+			 wc->wr_id, ibv_wc_status_str(wc->status));
+}
+
+static int hand_out_wc(struct rc_conn *c, struct ibv_wc *wc)
+{
+	*wc = c->wc[c->wc_next++];
+	trace_wc(c, wc);
+	if (wc->status == IBV_WC_SUCCESS)
+		return 0;
+	return rc_fail(&c->log, EIO,
+		       "work request %" PRIu64 " failed: %s (status %d, vendor error 0x%x); hint: %s",
+		       wc->wr_id, ibv_wc_status_str(wc->status), wc->status,
+		       wc->vendor_err, rc_wc_status_hint(wc->status));
+}
+
+int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
+{
+	uint64_t deadline = rc_now_us() + (uint64_t)c->timeout_ms * 1000u;
+	int fds[3] = { c->dev.channel->fd, c->cm_channel->fd, c->cancel_fd };
+	bool armed = false;
+	struct cm_info info;
+	struct ibv_cq *cq;
+	void *cq_ctx;
+	int n, ret;
+
+	for (;;) {
+		if (c->wc_next < c->wc_count)
+			return hand_out_wc(c, wc);
+		/* Batched: one call takes up to RC_POLL_BATCH completions. */
+		n = ibv_poll_cq(c->dev.cq, RC_POLL_BATCH, c->wc);
+		if (n < 0)
+			return rc_fail(&c->log, EIO, "ibv_poll_cq failed (%d)", n);
+		if (n > 0) {
+			c->wc_next = 0;
+			c->wc_count = n;
+			continue;
+		}
+		if (!armed) {
+			/* Ask for an event on the next completion, then poll
+			 * once more: one may have arrived before we asked. */
+			if (ibv_req_notify_cq(c->dev.cq, 0))
+				return rc_fail(&c->log, EIO, "ibv_req_notify_cq failed");
+			armed = true;
+			continue;
+		}
+		if (c->peer_disconnected)
+			return rc_fail(&c->log, ECONNRESET,
+				       "the peer disconnected; hint: %s",
+				       rc_cm_event_hint(RDMA_CM_EVENT_DISCONNECTED, 0));
+		ret = wait_readable(fds, 3, deadline);
+		if (ret == 0) {
+			if (ibv_get_cq_event(c->dev.channel, &cq, &cq_ctx) == 0) {
+				ibv_ack_cq_events(cq, 1);
+				armed = false;
+			}
+		} else if (ret == 1) {
+			ret = take_cm_event(c->cm_channel, &info, NULL, &c->log);
+			if (ret == 0 && info.event == RDMA_CM_EVENT_DISCONNECTED)
+				c->peer_disconnected = true; /* drain the CQ first */
+			else if (ret == 0 && info.event == RDMA_CM_EVENT_DEVICE_REMOVAL)
+				return cm_event_error(c, &info, RDMA_CM_EVENT_ESTABLISHED,
+						      "waiting for a completion");
+		} else if (ret == 2) {
+			return rc_fail(&c->log, ECANCELED, "cancelled (shutting down)");
+		} else if (ret == -ETIMEDOUT) {
+			return rc_fail(&c->log, ETIMEDOUT,
+				       "no completion within %d ms; hint: the peer stalled, or the link is down",
+				       c->timeout_ms);
+		} else {
+			return rc_fail(&c->log, -ret, "poll: %s", strerror(-ret));
+		}
+	}
+}
+
+int rc_unexpected_wc(struct rc_conn *c, const struct ibv_wc *wc)
+{
+	return rc_fail(&c->log, EPROTO, "unexpected completion %s wr_id=%" PRIu64,
+		       rc_wc_opcode_str(wc->opcode), wc->wr_id);
+}
+
+/* ------------------------------------------------------------------ */
+/* Connection setup                                                    */
+/* ------------------------------------------------------------------ */
+
+void rc_conn_init(struct rc_conn *c, const char *name, bool verbose,
+		  int timeout_ms, int cancel_fd)
+{
+	memset(c, 0, sizeof(*c));
+	rc_log_init(&c->log, name, verbose);
+	c->timeout_ms = timeout_ms;
+	c->cancel_fd = cancel_fd;
+}
+
+static void format_addr(const struct sockaddr *sa, char *out, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *s = (const void *)sa;
+
+		inet_ntop(AF_INET, &s->sin_addr, ip, sizeof(ip));
+		port = ntohs(s->sin_port);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s = (const void *)sa;
+
+		inet_ntop(AF_INET6, &s->sin6_addr, ip, sizeof(ip));
+		port = ntohs(s->sin6_port);
+	}
+	snprintf(out, len, "%s port %u", ip, port);
+}
+
+static int create_cm_channel(struct rc_log *log, struct rdma_event_channel **ch)
+{
+	*ch = rdma_create_event_channel();
+	if (!*ch)
+		return rc_fail(log, errno,
+			       "rdma_create_event_channel: %s; hint: is the rdma_ucm module loaded (`modprobe rdma_ucm`)?",
+			       strerror(errno));
+	/* Non-blocking, so that we only ever wait in poll() with a timeout. */
+	return set_nonblock((*ch)->fd);
+}
+
+int rc_client_resolve(struct rc_conn *c, const char *host, const char *port)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
+	struct rdma_addrinfo *res = NULL;
+	struct cm_info info;
+	int ret;
+
+	ret = create_cm_channel(&c->log, &c->cm_channel);
+	if (ret)
+		return ret;
+	/* RDMA_PS_TCP: reliable connected service, ports like TCP's. */
+	if (rdma_create_id(c->cm_channel, &c->id, c, RDMA_PS_TCP))
+		return rc_fail(&c->log, errno, "rdma_create_id: %s", strerror(errno));
+
+	/* rdma_getaddrinfo takes IPv4, IPv6 and host names alike. */
+	ret = rdma_getaddrinfo(host, port, &hints, &res);
+	if (ret)
+		return rc_fail(&c->log, ret == -1 ? errno : EHOSTUNREACH,
+			       "cannot resolve '%s' port %s: %s; hint: use the server's IP address on its RDMA netdev",
+			       host, port, ret == -1 ? strerror(errno) : gai_strerror(ret));
+	format_addr(res->ai_dst_addr, c->peer, sizeof(c->peer));
+
+	/* Find the local RDMA device that reaches this IP address. */
+	ret = rdma_resolve_addr(c->id, NULL, res->ai_dst_addr, c->timeout_ms);
+	rdma_freeaddrinfo(res);
+	if (ret)
+		return rc_fail(&c->log, errno, "rdma_resolve_addr(%s): %s; hint: %s", c->peer,
+			       strerror(errno), rc_cm_event_hint(RDMA_CM_EVENT_ADDR_ERROR, 0));
+	ret = wait_cm_event(c, RDMA_CM_EVENT_ADDR_RESOLVED, "resolving the address", &info);
+	if (ret)
+		return ret;
+
+	/* Find the path (for RoCE: the GID and the next hop's MAC). */
+	if (rdma_resolve_route(c->id, c->timeout_ms))
+		return rc_fail(&c->log, errno, "rdma_resolve_route(%s): %s; hint: %s", c->peer,
+			       strerror(errno), rc_cm_event_hint(RDMA_CM_EVENT_ROUTE_ERROR, 0));
+	return wait_cm_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED, "resolving the route", &info);
+}
+
+/* PD, completion channel and CQ for this connection's device. */
+static int create_dev(struct rc_conn *c, int cq_size)
+{
+	struct rc_dev *d = &c->dev;
+	struct ibv_port_attr pattr;
+	struct ibv_device_attr dattr;
+
+	d->verbs = c->id->verbs;
+	if (!d->verbs)
+		return rc_fail(&c->log, ENODEV, "the connection has no RDMA device yet");
+	if (ibv_query_port(d->verbs, c->id->port_num, &pattr) ||
+	    ibv_query_device(d->verbs, &dattr))
+		return rc_fail(&c->log, errno, "querying device %s: %s",
+			       ibv_get_device_name(d->verbs->device), strerror(errno));
+	d->max_msg_sz = pattr.max_msg_sz;
+	d->max_rd_atom = dattr.max_qp_rd_atom > 255 ? 255 : (uint8_t)dattr.max_qp_rd_atom;
+
+	/* The PD groups the QP and the MRs it may use. */
+	d->pd = ibv_alloc_pd(d->verbs);
+	if (!d->pd)
+		return rc_fail(&c->log, errno, "ibv_alloc_pd: %s", strerror(errno));
+	/* The channel turns "a completion arrived" into a readable fd. */
+	d->channel = ibv_create_comp_channel(d->verbs);
+	if (!d->channel)
+		return rc_fail(&c->log, errno, "ibv_create_comp_channel: %s", strerror(errno));
+	if (set_nonblock(d->channel->fd))
+		return rc_fail(&c->log, errno, "fcntl(O_NONBLOCK): %s", strerror(errno));
+	/* Big enough for every WR the QP can have outstanding: a full CQ
+	 * would put the QP in the error state. */
+	d->cq = ibv_create_cq(d->verbs, cq_size, c, d->channel, 0);
+	if (!d->cq)
+		return rc_fail(&c->log, errno, "ibv_create_cq(%d entries): %s", cq_size,
+			       strerror(errno));
+	d->cq_size = d->cq->cqe;
+	return 0;
+}
+
+int rc_create_qp(struct rc_conn *c, const struct ibv_qp_cap *cap)
+{
+	struct ibv_qp_init_attr attr = { 0 };
+	int ret;
+
+	ret = create_dev(c, (int)(cap->max_send_wr + cap->max_recv_wr));
+	if (ret)
+		return ret;
+	attr.send_cq = c->dev.cq;
+	attr.recv_cq = c->dev.cq;
+	attr.qp_type = IBV_QPT_RC; /* reliable connected: acked, in order */
+	attr.cap = *cap;	   /* explicit caps; the driver may round up */
+	attr.sq_sig_all = 0;	   /* each send says whether it wants a completion */
+	/* rdma_create_qp: the CM will move it through INIT, RTR and RTS. */
+	if (rdma_create_qp(c->id, c->dev.pd, &attr))
+		return rc_fail(&c->log, errno,
+			       "rdma_create_qp(send %u, recv %u, sge %u): %s; hint: `ibv_devinfo -v` shows the device limits",
+			       cap->max_send_wr, cap->max_recv_wr, cap->max_send_sge,
+			       strerror(errno));
+	c->qp = c->id->qp;
+	c->cap = attr.cap; /* what we really got */
+	rc_trace(&c->log, "created RC QP %u (send %u, recv %u) on %s, CQ of %d",
+		 c->qp->qp_num, c->cap.max_send_wr, c->cap.max_recv_wr,
+		 ibv_get_device_name(c->dev.verbs->device), c->dev.cq_size);
+	return 0;
+}
+
+int rc_buf_alloc(struct rc_conn *c, size_t len, int access, struct rc_buf **out)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct rc_buf *b;
+	int ret;
+
+	if (!c->dev.pd)
+		return rc_fail(&c->log, EINVAL, "rc_buf_alloc before rc_create_qp");
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return rc_fail(&c->log, ENOMEM, "out of memory");
+	/* Page alignment is good practice (fewer pages pinned), not a rule. */
+	ret = posix_memalign(&b->addr, (size_t)page, len ? len : 1);
+	if (ret) {
+		free(b);
+		return rc_fail(&c->log, ret, "posix_memalign(%zu): %s", len, strerror(ret));
+	}
+	memset(b->addr, 0, len ? len : 1);
+	b->len = len;
+	/* Pin the pages and give the NIC a translation: lkey for local
+	 * access, rkey for the peer (only if access allows it). */
+	b->mr = ibv_reg_mr(c->dev.pd, b->addr, len ? len : 1, access);
+	if (!b->mr) {
+		ret = errno;
+		free(b->addr);
+		free(b);
+		return rc_fail(&c->log, ret,
+			       "ibv_reg_mr(%zu bytes): %s; hint: %s", len, strerror(ret),
+			       ret == ENOMEM || ret == EPERM ?
+			       "registered memory is locked memory: raise `ulimit -l` (or run as root)" :
+			       "check the access flags");
+	}
+	b->next = c->bufs;
+	c->bufs = b;
+	rc_trace(&c->log, "registered %zu bytes lkey=0x%x rkey=0x%x", len, b->mr->lkey,
+		 b->mr->rkey);
+	*out = b;
+	return 0;
+}
+
+int rc_post_recv(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len,
+		 uint64_t wr_id)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)b->addr + off,
+		.length = (uint32_t)len,
+		.lkey = b->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+	int ret;
+
+	rc_trace(&c->log, "post RECV wr_id=%" PRIu64 " len=%zu", wr_id, len);
+	ret = ibv_post_recv(c->qp, &wr, &bad);
+	if (ret)
+		return rc_fail(&c->log, ret, "ibv_post_recv: %s; hint: %s", strerror(ret),
+			       ret == ENOMEM ? "more receives posted than max_recv_wr" :
+			       "is the QP in the error state?");
+	return 0;
+}
+
+int rc_post_send(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len,
+		 uint64_t wr_id, bool signaled)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)b->addr + off,
+		.length = (uint32_t)len,
+		.lkey = b->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = signaled ? IBV_SEND_SIGNALED : 0,
+	};
+	struct ibv_send_wr *bad;
+	int ret;
+
+	rc_trace(&c->log, "post SEND wr_id=%" PRIu64 " len=%zu%s", wr_id, len,
+		 signaled ? " signaled" : "");
+	/* Returns an errno at once if the WR cannot be queued; whether the
+	 * send worked arrives later as a completion status. */
+	ret = ibv_post_send(c->qp, &wr, &bad);
+	if (ret)
+		return rc_fail(&c->log, ret, "ibv_post_send: %s; hint: %s", strerror(ret),
+			       ret == ENOMEM ? "more sends outstanding than max_send_wr" :
+			       "is the QP in the error state?");
+	return 0;
+}
+
+/*
+ * retry_count: how often the NIC resends a packet nobody acknowledged
+ * before failing with RETRY_EXC_ERR (7 is the maximum and is finite).
+ * rnr_retry_count: how often it retries when the peer has no receive
+ * posted. 7 would mean "forever", turning a missing receive into a hang,
+ * so we keep it finite: our protocols post receives ahead of time, and if
+ * one is missing we want an RNR_RETRY_EXC_ERR, not a silent stall.
+ */
+static void fill_conn_param(struct rdma_conn_param *p, const void *priv,
+			    uint8_t priv_len, uint8_t initiator_depth,
+			    uint8_t responder_resources)
+{
+	memset(p, 0, sizeof(*p));
+	p->private_data = priv;
+	p->private_data_len = priv_len;
+	p->initiator_depth = initiator_depth;
+	p->responder_resources = responder_resources;
+	p->retry_count = 7;
+	p->rnr_retry_count = 6;
+}
+
+int rc_client_connect(struct rc_conn *c, const void *priv, uint8_t priv_len,
+		      uint8_t initiator_depth, uint8_t responder_resources)
+{
+	struct rdma_conn_param param;
+	struct cm_info info;
+
+	if (priv_len > 56)
+		return rc_fail(&c->log, EINVAL, "connect private data is %u bytes, at most 56 fit",
+			       priv_len);
+	fill_conn_param(&param, priv, priv_len, initiator_depth, responder_resources);
+	rc_trace(&c->log, "rdma_connect to %s", c->peer);
+	if (rdma_connect(c->id, &param))
+		return rc_fail(&c->log, errno, "rdma_connect: %s", strerror(errno));
+	return wait_cm_event(c, RDMA_CM_EVENT_ESTABLISHED, "connecting", &info);
+}
+
+int rc_accept(struct rc_conn *c, uint8_t initiator_depth, uint8_t responder_resources)
+{
+	struct rdma_conn_param param;
+	struct cm_info info;
+
+	fill_conn_param(&param, NULL, 0, initiator_depth, responder_resources);
+	rc_trace(&c->log, "rdma_accept");
+	if (rdma_accept(c->id, &param))
+		return rc_fail(&c->log, errno, "rdma_accept: %s", strerror(errno));
+	return wait_cm_event(c, RDMA_CM_EVENT_ESTABLISHED, "accepting", &info);
+}
+
+static int reject_id(struct rdma_cm_id *id, const char *reason)
+{
+	uint8_t priv[128];
+	size_t n = strlen(reason);
+
+	/* A REJECT message in the private data: the client prints it. */
+	if (n > sizeof(priv) - sizeof(struct rc_hdr))
+		n = sizeof(priv) - sizeof(struct rc_hdr);
+	rc_hdr_pack(priv, RC_T_REJECT, (uint32_t)n, 0);
+	memcpy(priv + sizeof(struct rc_hdr), reason, n);
+	return rdma_reject(id, priv, (uint8_t)(sizeof(struct rc_hdr) + n)) ? -errno : 0;
+}
+
+int rc_reject(struct rc_conn *c, const char *reason)
+{
+	int ret;
+
+	rc_trace(&c->log, "rdma_reject: %s", reason);
+	ret = reject_id(c->id, reason);
+	if (ret)
+		return rc_fail(&c->log, -ret, "rdma_reject: %s", strerror(-ret));
+	return 0;
+}
+
+int rc_disconnect(struct rc_conn *c)
+{
+	struct cm_info info;
+	int ret;
+
+	if (!c->established || c->local_disconnected)
+		return 0;
+	c->local_disconnected = true;
+	rc_trace(&c->log, "rdma_disconnect");
+	/* Moves the QP to the error state (posted receives flush) and tells
+	 * the peer. */
+	if (rdma_disconnect(c->id))
+		return rc_fail(&c->log, errno, "rdma_disconnect: %s", strerror(errno));
+	if (c->peer_disconnected)
+		return 0;
+	ret = wait_cm_event(c, RDMA_CM_EVENT_DISCONNECTED, "disconnecting", &info);
+	if (ret == 0)
+		c->peer_disconnected = true;
+	return ret;
+}
+
+void rc_conn_destroy(struct rc_conn *c)
+{
+	struct rc_buf *b;
+
+	/* Reverse order of creation. */
+	if (c->id && c->established && !c->local_disconnected) {
+		c->local_disconnected = true;
+		rdma_disconnect(c->id);
+	}
+	if (c->qp) {
+		rdma_destroy_qp(c->id); /* first: nothing may use the MRs now */
+		c->qp = NULL;
+	}
+	while ((b = c->bufs)) {
+		c->bufs = b->next;
+		ibv_dereg_mr(b->mr);
+		free(b->addr);
+		free(b);
+	}
+	if (c->dev.cq)
+		ibv_destroy_cq(c->dev.cq);
+	if (c->dev.channel)
+		ibv_destroy_comp_channel(c->dev.channel);
+	if (c->dev.pd)
+		ibv_dealloc_pd(c->dev.pd);
+	memset(&c->dev, 0, sizeof(c->dev));
+	if (c->id)
+		rdma_destroy_id(c->id);
+	c->id = NULL;
+	if (c->cm_channel)
+		rdma_destroy_event_channel(c->cm_channel);
+	c->cm_channel = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Server                                                              */
+/* ------------------------------------------------------------------ */
+
+int rc_listen(struct rc_listener *l, const char *bind_addr, const char *port,
+	      bool verbose)
+{
+	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE,
+				       .ai_port_space = RDMA_PS_TCP };
+	struct rdma_addrinfo *res = NULL;
+	int ret;
+
+	memset(l, 0, sizeof(*l));
+	rc_log_init(&l->log, "server", verbose);
+	ret = create_cm_channel(&l->log, &l->channel);
+	if (ret)
+		return ret;
+	if (rdma_create_id(l->channel, &l->id, l, RDMA_PS_TCP))
+		return rc_fail(&l->log, errno, "rdma_create_id: %s", strerror(errno));
+	/* A plain IPv4/IPv6 address: the one of the RDMA netdev, or "any". */
+	ret = rdma_getaddrinfo(bind_addr ? bind_addr : "0.0.0.0", port, &hints, &res);
+	if (ret)
+		return rc_fail(&l->log, ret == -1 ? errno : EINVAL, "cannot use address '%s' port %s: %s",
+			       bind_addr ? bind_addr : "0.0.0.0", port,
+			       ret == -1 ? strerror(errno) : gai_strerror(ret));
+	ret = rdma_bind_addr(l->id, res->ai_src_addr);
+	if (ret) {
+		ret = errno;
+		rdma_freeaddrinfo(res);
+		return rc_fail(&l->log, ret, "rdma_bind_addr(%s port %s): %s; hint: %s",
+			       bind_addr ? bind_addr : "0.0.0.0", port, strerror(ret),
+			       ret == EADDRINUSE ? "another program listens on that port; try -p 0" :
+			       rc_cm_event_hint(RDMA_CM_EVENT_ADDR_ERROR, 0));
+	}
+	rdma_freeaddrinfo(res);
+	/* Backlog: connect requests the CM queues while we are busy. */
+	if (rdma_listen(l->id, 16))
+		return rc_fail(&l->log, errno, "rdma_listen: %s", strerror(errno));
+	format_addr(rdma_get_local_addr(l->id), l->addr, sizeof(l->addr));
+	*strstr(l->addr, " port ") = '\0';
+	l->port = ntohs(rdma_get_src_port(l->id));
+	rc_trace(&l->log, "listening on %s port %u", l->addr, l->port);
+	return 0;
+}
+
+void rc_listener_close(struct rc_listener *l)
+{
+	if (l->id)
+		rdma_destroy_id(l->id);
+	if (l->channel)
+		rdma_destroy_event_channel(l->channel);
+	l->id = NULL;
+	l->channel = NULL;
+}
+
+/* One client being served. */
+struct slot {
+	struct rc_conn conn;
+	pthread_t thread;
+	bool used;
+	atomic_bool done;
+	int ret;
+	uint8_t priv[256];
+	size_t priv_len;
+	rc_serve_fn fn;
+	void *arg;
+	int done_fd;
+};
+
+static void *serve_thread(void *p)
+{
+	struct slot *s = p;
+	uint64_t one = 1;
+
+	s->ret = s->fn(&s->conn, s->priv, s->priv_len, s->arg);
+	rc_conn_destroy(&s->conn);
+	atomic_store(&s->done, true);
+	/* Wake the accept loop so it joins us now. */
+	if (write(s->done_fd, &one, sizeof(one)) < 0)
+		perror("write(eventfd)");
+	return NULL;
+}
+
+static void reap(struct slot *s)
+{
+	pthread_join(s->thread, NULL);
+	s->used = false;
+	atomic_store(&s->done, false);
+	if (s->ret < 0 && s->ret != -ECANCELED)
+		fprintf(stderr, "server: client %s: %s\n", s->conn.peer, s->conn.log.err);
+}
+
+/* Hand a connect request to a free slot and its thread. */
+static int start_client(struct rc_listener *l, const struct rc_serve_opts *o,
+			struct slot *s, struct rdma_cm_id *id,
+			const struct cm_info *info, int cancel_fd, unsigned seq)
+{
+	char name[32];
+	int ret;
+
+	snprintf(name, sizeof(name), "server conn %u", seq);
+	rc_conn_init(&s->conn, name, o->verbose, o->timeout_ms, cancel_fd);
+	s->conn.id = id;
+	id->context = &s->conn;
+	format_addr(rdma_get_peer_addr(id), s->conn.peer, sizeof(s->conn.peer));
+	s->conn.peer_initiator_depth = info->initiator_depth;
+	s->conn.peer_responder_resources = info->responder_resources;
+	memcpy(s->priv, info->priv, info->priv_len);
+	s->priv_len = info->priv_len;
+	/* Its own event channel: this connection's events (ESTABLISHED,
+	 * DISCONNECTED) then reach only its own thread. */
+	ret = create_cm_channel(&s->conn.log, &s->conn.cm_channel);
+	if (!ret && rdma_migrate_id(id, s->conn.cm_channel))
+		ret = rc_fail(&s->conn.log, errno, "rdma_migrate_id: %s", strerror(errno));
+	if (!ret) {
+		ret = pthread_create(&s->thread, NULL, serve_thread, s);
+		if (ret)
+			rc_fail(&s->conn.log, ret, "pthread_create: %s", strerror(ret));
+		ret = -ret;
+	}
+	if (ret) {
+		fprintf(stderr, "server: client %s: %s\n", s->conn.peer, s->conn.log.err);
+		reject_id(id, "server error");
+		rc_conn_destroy(&s->conn);
+		return ret;
+	}
+	rc_trace(&l->log, "client %s handed to conn %u", s->conn.peer, seq);
+	s->used = true;
+	return 0;
+}
+
+int rc_serve(struct rc_listener *l, const struct rc_serve_opts *o,
+	     rc_serve_fn fn, void *arg)
+{
+	int max = o->max_clients > 0 ? o->max_clients : 1;
+	struct slot *slots = calloc((size_t)max, sizeof(*slots));
+	int cancel_fd = eventfd(0, EFD_CLOEXEC);
+	int done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	unsigned started = 0, seq = 0;
+	int i, ret = 0, once_ret = 0;
+
+	if (!slots || cancel_fd < 0 || done_fd < 0) {
+		ret = rc_fail(&l->log, errno ? errno : ENOMEM, "rc_serve setup: %s", strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < max; i++) {
+		slots[i].fn = fn;
+		slots[i].arg = arg;
+		slots[i].done_fd = done_fd;
+	}
+	for (;;) {
+		int fds[3] = { done_fd, o->stop_fd, l->channel->fd };
+		struct rdma_cm_id *id;
+		struct cm_info info;
+		uint64_t cnt;
+		int busy = 0;
+
+		for (i = 0; i < max; i++) {
+			if (slots[i].used && atomic_load(&slots[i].done)) {
+				if (o->once && slots[i].ret < 0 && slots[i].ret != -ECANCELED)
+					once_ret = -EIO;
+				reap(&slots[i]);
+			}
+			busy += slots[i].used;
+		}
+		if (o->once && started && !busy)
+			break;
+		/* With --once, stop taking requests after the first client. */
+		ret = wait_readable(fds, o->once && started ? 2 : 3, NO_DEADLINE);
+		if (ret == 0) {
+			if (read(done_fd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN)
+				perror("read(eventfd)");
+			continue;
+		}
+		if (ret == 1)
+			break; /* asked to stop */
+		if (ret < 0) {
+			ret = rc_fail(&l->log, -ret, "poll: %s", strerror(-ret));
+			break;
+		}
+		ret = take_cm_event(l->channel, &info, &id, &l->log);
+		if (ret == -EAGAIN)
+			continue;
+		if (ret) {
+			ret = rc_fail(&l->log, -ret, "rdma_get_cm_event: %s", strerror(-ret));
+			break;
+		}
+		if (info.event == RDMA_CM_EVENT_DEVICE_REMOVAL) {
+			ret = rc_fail(&l->log, ENODEV, "the RDMA device was removed");
+			break;
+		}
+		if (info.event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+			rc_trace(&l->log, "ignoring %s", rdma_event_str(info.event));
+			continue;
+		}
+		for (i = 0; i < max && slots[i].used; i++)
+			;
+		if (i == max || (o->once && started)) {
+			char peer[64];
+
+			format_addr(rdma_get_peer_addr(id), peer, sizeof(peer));
+			fprintf(stderr, "server: rejecting %s: %d clients already connected\n",
+				peer, max);
+			reject_id(id, "server busy: too many clients, try again later");
+			rdma_destroy_id(id);
+			continue;
+		}
+		if (start_client(l, o, &slots[i], id, &info, cancel_fd, ++seq) == 0)
+			started++;
+		ret = 0;
+	}
+	/* Shutting down: wake every client thread and wait for it. */
+	if (cancel_fd >= 0) {
+		uint64_t one = 1;
+
+		if (write(cancel_fd, &one, sizeof(one)) < 0)
+			perror("write(eventfd)");
+	}
+	for (i = 0; slots && i < max; i++)
+		if (slots[i].used)
+			reap(&slots[i]);
+out:
+	free(slots);
+	if (cancel_fd >= 0)
+		close(cancel_fd);
+	if (done_fd >= 0)
+		close(done_fd);
+	return ret < 0 ? ret : once_ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Command-line helpers                                                */
+/* ------------------------------------------------------------------ */
+
+int rc_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int rc_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	unsigned shift = 0;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': shift = 10; break;
+	case 'm': case 'M': shift = 20; break;
+	case 'g': case 'G': shift = 30; break;
+	default: return -EINVAL;
+	}
+	if (*end) {
+		end++;
+		/* Allow "64KiB" and "64KB" too; both mean 65536 here. */
+		if ((end[0] == 'i' || end[0] == 'I') && (end[1] == 'B' || end[1] == 'b'))
+			end += 2;
+		else if (end[0] == 'B' || end[0] == 'b')
+			end++;
+		if (*end)
+			return -EINVAL;
+	}
+	if (shift && v > (UINT64_MAX >> shift))
+		return -EINVAL;
+	v <<= shift;
+	if (v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int rc_parse_port(const char *s)
+{
+	uint64_t v;
+
+	return rc_parse_uint(s, 0, 65535, &v);
+}
+
+int rc_parse_timeout(const char *s, int *ms)
+{
+	double v;
+	char *end;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !(v > 0) || v > 86400)
+		return -EINVAL;
+	*ms = (int)(v * 1000 + 0.5);
+	if (*ms < 1)
+		*ms = 1;
+	return 0;
+}

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rdma-common.h - the helpers all three examples share.
+ *
+ * What lives here: one connection's verbs resources (PD, completion channel,
+ * CQ, QP, registered buffers), resolving and connecting with librdmacm,
+ * waiting for CM events and completions with a timeout, the common wire
+ * header, and the thread-per-connection server loop.
+ *
+ * Rules this library keeps: no global state (everything hangs off a
+ * struct rc_conn or struct rc_listener), it never calls exit(), and every
+ * failing call returns a negative errno and leaves a one-line message that
+ * says what failed, why, and a hint, in the context's log.err.
+ */
+#ifndef RDMA_COMMON_H
+#define RDMA_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+/* Exit codes shared by every program of the collection. */
+enum rc_exit {
+	RC_EXIT_OK = 0,	    /* success */
+	RC_EXIT_FAIL = 1,   /* failure after connecting */
+	RC_EXIT_USAGE = 2,  /* bad usage */
+	RC_EXIT_NOCONN = 3, /* could not connect */
+};
+
+#define RC_DEFAULT_PORT "7471"
+#define RC_DEFAULT_TIMEOUT_MS 10000
+#define RC_ERR_LEN 512
+
+/* ------------------------------------------------------------------ */
+/* Logging: an error message buffer and the -v trace, per context.    */
+/* ------------------------------------------------------------------ */
+
+struct rc_log {
+	char name[48];	       /* "client", "server", "conn 3" */
+	bool verbose;	       /* -v: one line per CM event, WR, completion */
+	char err[RC_ERR_LEN];  /* the last error, for main to print */
+};
+
+void rc_log_init(struct rc_log *log, const char *name, bool verbose);
+/* Print one -v trace line "NAME: ..." to stderr if verbose. */
+void rc_trace(const struct rc_log *log, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Store a message in log->err and return -err (err is a positive errno). */
+int rc_fail(struct rc_log *log, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ------------------------------------------------------------------ */
+/* The wire header every message of the collection starts with.       */
+/* ------------------------------------------------------------------ */
+
+#define RC_MAGIC 0x52444d58u /* "RDMX" */
+#define RC_VERSION 1
+
+/* Message types. 0x0_ are common, 0x1_ belong to 01, 0x2_ to 02, 0x3_ to 03. */
+enum rc_type {
+	RC_T_REJECT = 0x01, /* private data of rdma_reject: a text reason */
+};
+
+/*
+ * On the wire, all fields big-endian. 16 bytes, no padding. Followed by
+ * `length` bytes of body. The receiver takes the real length from
+ * wc.byte_len (or the CM event's private_data_len) and checks it against
+ * `length` before trusting anything else.
+ */
+struct rc_hdr {
+	uint32_t magic;
+	uint8_t version;
+	uint8_t type;
+	uint16_t flags; /* must be 0 in version 1 */
+	uint32_t length;
+	uint32_t seq;
+};
+_Static_assert(sizeof(struct rc_hdr) == 16, "wire header must be 16 bytes");
+
+/* Decoded (host-endian) header. */
+struct rc_msg {
+	uint8_t type;
+	uint32_t length;
+	uint32_t seq;
+	const uint8_t *body; /* points into the received buffer */
+};
+
+/* Write a header for `type` with a body of `length` bytes into buf. */
+void rc_hdr_pack(void *buf, uint8_t type, uint32_t length, uint32_t seq);
+/*
+ * Validate and decode `len` received bytes: size, magic, version, flags and
+ * that the header's length is exactly what arrived. The type is not checked
+ * here: each example knows which types it accepts. Returns 0 or -EBADMSG
+ * with a reason in err.
+ */
+int rc_hdr_unpack(const void *buf, size_t len, struct rc_msg *out, char *err,
+		  size_t errlen);
+/* The same for connection private data, which the transport pads with
+ * zeros (to 56 bytes for a connect request): trailing bytes beyond the
+ * header's length are allowed, missing ones are not. */
+int rc_priv_unpack(const void *buf, size_t len, struct rc_msg *out, char *err,
+		   size_t errlen);
+
+/* ------------------------------------------------------------------ */
+/* Registered buffers.                                                 */
+/* ------------------------------------------------------------------ */
+
+struct rc_buf {
+	void *addr;
+	size_t len;
+	struct ibv_mr *mr;
+	struct rc_buf *next; /* the connection's list, for cleanup */
+};
+
+/* ------------------------------------------------------------------ */
+/* The per-device and per-connection contexts.                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Verbs resources of one device, as used by one connection. Each
+ * connection owns its own: its thread then waits only on its own CQ, and
+ * a client that misbehaves cannot disturb the others.
+ */
+struct rc_dev {
+	struct ibv_context *verbs; /* borrowed from the cm_id, not owned */
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *channel;
+	struct ibv_cq *cq;
+	int cq_size;
+	uint32_t max_msg_sz; /* the port's largest single message */
+	uint8_t max_rd_atom; /* most RDMA READs a QP may have outstanding */
+};
+
+#define RC_POLL_BATCH 16
+
+struct rc_conn {
+	struct rc_log log;
+	int timeout_ms; /* bound of every single wait */
+	int cancel_fd;	/* -1, or an fd whose readability aborts waits */
+
+	struct rdma_event_channel *cm_channel; /* events of this id only */
+	struct rdma_cm_id *id;
+	struct rc_dev dev;
+	struct ibv_qp *qp; /* id->qp once created */
+	struct ibv_qp_cap cap;
+	struct rc_buf *bufs; /* every buffer registered on this connection */
+
+	bool established;	/* ESTABLISHED seen */
+	bool peer_disconnected; /* DISCONNECTED seen */
+	bool local_disconnected;
+
+	/* Completions polled in a batch and not yet handed out. */
+	struct ibv_wc wc[RC_POLL_BATCH];
+	int wc_next, wc_count;
+
+	/* Connection parameters the peer asked for (server side). */
+	uint8_t peer_initiator_depth, peer_responder_resources;
+	char peer[64]; /* "ADDR port N" of the other side */
+};
+
+/* Set the fields every connection needs. Call first; then either
+ * rc_client_resolve() or receive one from rc_serve(). */
+void rc_conn_init(struct rc_conn *c, const char *name, bool verbose,
+		  int timeout_ms, int cancel_fd);
+
+/* Client: rdma_getaddrinfo, then resolve address and route (waits). */
+int rc_client_resolve(struct rc_conn *c, const char *host, const char *port);
+
+/* Both: PD + completion channel + CQ sized for `cap`, then the RC QP. */
+int rc_create_qp(struct rc_conn *c, const struct ibv_qp_cap *cap);
+
+/* Allocate page-aligned memory and register it with `access` flags. The
+ * buffer belongs to the connection and is freed by rc_conn_destroy(). */
+int rc_buf_alloc(struct rc_conn *c, size_t len, int access,
+		 struct rc_buf **out);
+
+/* Post one receive / send of buf[off, off+len). wr_id identifies it in
+ * the completion; `signaled` asks for a send completion. */
+int rc_post_recv(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len,
+		 uint64_t wr_id);
+int rc_post_send(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len,
+		 uint64_t wr_id, bool signaled);
+
+/* Client: rdma_connect with private data, wait for ESTABLISHED. */
+int rc_client_connect(struct rc_conn *c, const void *priv, uint8_t priv_len,
+		      uint8_t initiator_depth, uint8_t responder_resources);
+/* Server: rdma_accept, wait for ESTABLISHED. */
+int rc_accept(struct rc_conn *c, uint8_t initiator_depth,
+	      uint8_t responder_resources);
+/* Server: refuse a connection request with a reason the client prints. */
+int rc_reject(struct rc_conn *c, const char *reason);
+
+/*
+ * Wait for the next completion, at most timeout_ms. Polls the CQ in
+ * batches of RC_POLL_BATCH and hands them out one by one.
+ * Returns 0 with *wc filled; -EIO with *wc filled when the completion
+ * failed (log.err names the status and a hint); -ETIMEDOUT;
+ * -ECONNRESET when the peer disconnected; -ECANCELED when cancel_fd fired.
+ */
+int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc);
+
+/* A completion of an unexpected kind: record it as an error. */
+int rc_unexpected_wc(struct rc_conn *c, const struct ibv_wc *wc);
+
+/* rdma_disconnect and wait (bounded) for the DISCONNECTED event. */
+int rc_disconnect(struct rc_conn *c);
+
+/* Free everything the connection holds, in reverse order of creation.
+ * Safe on a partly set up connection and safe to call twice. */
+void rc_conn_destroy(struct rc_conn *c);
+
+/* Names for traces and messages. */
+const char *rc_wc_opcode_str(enum ibv_wc_opcode op);
+const char *rc_wc_status_hint(enum ibv_wc_status st);
+const char *rc_cm_event_hint(enum rdma_cm_event_type ev, int status);
+
+/* ------------------------------------------------------------------ */
+/* Server: listen, and serve each client on its own thread.           */
+/* ------------------------------------------------------------------ */
+
+struct rc_listener {
+	struct rc_log log;
+	struct rdma_event_channel *channel;
+	struct rdma_cm_id *id;
+	char addr[64]; /* the bound address as text */
+	uint16_t port; /* the bound port (the real one when 0 was asked) */
+};
+
+/* Bind to bind_addr (NULL: all addresses) and port ("0": any free one)
+ * and listen. */
+int rc_listen(struct rc_listener *l, const char *bind_addr, const char *port,
+	      bool verbose);
+void rc_listener_close(struct rc_listener *l);
+
+/*
+ * Handles one client, from QP creation to the end of the conversation.
+ * `priv`/`priv_len` is the private data of the connect request (already
+ * copied). Return 0 when the client finished normally, else a negative
+ * errno with c->log.err set. The connection is destroyed afterwards.
+ */
+typedef int (*rc_serve_fn)(struct rc_conn *c, const void *priv,
+			   size_t priv_len, void *arg);
+
+struct rc_serve_opts {
+	int max_clients; /* more at once are rejected as busy */
+	bool once;	 /* return after the first client */
+	int timeout_ms;
+	bool verbose;
+	int stop_fd; /* readable = shut down (e.g. a signalfd) */
+};
+
+/*
+ * Accept clients until stop_fd becomes readable (or after one with once),
+ * each on its own thread, then cancel the remaining ones, wait for them
+ * and return. A client's failure is logged to stderr and never ends the
+ * loop. Returns 0, or a negative errno (with l->log.err) if listening
+ * itself failed; with once, -EIO if that one client failed.
+ */
+int rc_serve(struct rc_listener *l, const struct rc_serve_opts *o,
+	     rc_serve_fn fn, void *arg);
+
+/* ------------------------------------------------------------------ */
+/* Command-line helpers.                                               */
+/* ------------------------------------------------------------------ */
+
+/* "4096", "64K", "1M", "2g" (binary units). Returns 0 or -EINVAL. */
+int rc_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* A TCP-style port 0..65535, as text. Returns 0 or -EINVAL. */
+int rc_parse_port(const char *s);
+/* Seconds (may be fractional, > 0, <= 1 day) to milliseconds. */
+int rc_parse_timeout(const char *s, int *ms);
+/* A plain unsigned integer in [min, max]. */
+int rc_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* Micro- and nanoseconds on a monotonic clock. */
+uint64_t rc_now_us(void);
+uint64_t rc_now_ns(void);
+
+#endif /* RDMA_COMMON_H */

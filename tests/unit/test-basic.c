@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests of 01's messages and options (01_basic-client-server/basic.c). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "basic.h"
+
+#define ARGV(...) ((char *[]){ "prog", __VA_ARGS__, NULL })
+#define ARGC(...) ((int)(sizeof((char *[]){ "prog", __VA_ARGS__ }) / sizeof(char *)))
+
+static void hello_round_trip_with_padding(void **state)
+{
+	uint8_t priv[56] = { 0 }; /* as a connect request delivers it */
+	char err[128];
+	uint32_t max = 0;
+
+	(void)state;
+	basic_hello_pack(priv, 65536);
+	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, err, sizeof(err)), 0);
+	assert_int_equal(max, 65536);
+	assert_int_equal(basic_hello_unpack(priv, BASIC_HELLO_LEN, &max, err, sizeof(err)), 0);
+}
+
+static void hello_rejects_bad(void **state)
+{
+	uint8_t priv[56] = { 0 };
+	char err[128];
+	uint32_t max = 0;
+
+	(void)state;
+	/* No private data at all (a client of another program). */
+	assert_int_equal(basic_hello_unpack(priv, 0, &max, err, sizeof(err)), -EBADMSG);
+	/* All zeros: bad magic. */
+	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, err, sizeof(err)), -EBADMSG);
+	/* Sizes out of range. */
+	basic_hello_pack(priv, 0);
+	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, err, sizeof(err)), -ERANGE);
+	basic_hello_pack(priv, BASIC_MAX_PAYLOAD + 1);
+	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, err, sizeof(err)), -ERANGE);
+	assert_non_null(strstr(err, "outside"));
+	/* Wrong type (a DATA header where HELLO belongs). */
+	basic_msg_pack(priv, BASIC_T_DATA, 0, "abcd", 4);
+	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, err, sizeof(err)), -EBADMSG);
+	/* Truncated body. */
+	basic_hello_pack(priv, 100);
+	assert_int_equal(basic_hello_unpack(priv, 18, &max, err, sizeof(err)), -EBADMSG);
+}
+
+static void msg_validation(void **state)
+{
+	uint8_t buf[64];
+	struct rc_msg m;
+	char err[128];
+	size_t n;
+
+	(void)state;
+	n = basic_msg_pack(buf, BASIC_T_DATA, 7, "hello", 5);
+	assert_int_equal(n, 21);
+	assert_int_equal(basic_msg_unpack(buf, n, BASIC_T_DATA, 7, 5, &m, err, sizeof(err)), 0);
+	assert_memory_equal(m.body, "hello", 5);
+	/* Each field checked: type, seq, size limit, and byte_len. */
+	assert_int_equal(basic_msg_unpack(buf, n, BASIC_T_REPLY, 7, 5, &m, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "type"));
+	assert_int_equal(basic_msg_unpack(buf, n, BASIC_T_DATA, 8, 5, &m, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "sequence"));
+	assert_int_equal(basic_msg_unpack(buf, n, BASIC_T_DATA, 7, 4, &m, err, sizeof(err)), -EBADMSG);
+	assert_int_equal(basic_msg_unpack(buf, n - 1, BASIC_T_DATA, 7, 5, &m, err, sizeof(err)), -EBADMSG);
+	/* Empty payloads are not part of the protocol. */
+	n = basic_msg_pack(buf, BASIC_T_DATA, 0, "", 0);
+	assert_int_equal(basic_msg_unpack(buf, n, BASIC_T_DATA, 0, 5, &m, err, sizeof(err)), -EBADMSG);
+}
+
+static void quote_escapes_and_truncates(void **state)
+{
+	char out[64];
+
+	(void)state;
+	basic_quote(out, sizeof(out), (const uint8_t *)"Hi", 2, 64);
+	assert_string_equal(out, "Hi");
+	basic_quote(out, sizeof(out), (const uint8_t *)"a\nb\x1b'\\", 6, 64);
+	assert_string_equal(out, "a\\x0ab\\x1b\\x27\\x5c");
+	basic_quote(out, sizeof(out), (const uint8_t *)"abcdef", 6, 3);
+	assert_string_equal(out, "abc...");
+	/* A tiny output buffer is never overrun. */
+	basic_quote(out, 8, (const uint8_t *)"\x01\x02\x03\x04", 4, 64);
+	assert_true(strlen(out) < 8);
+}
+
+static void pattern_differs_per_message(void **state)
+{
+	uint8_t a[40], b[40];
+
+	(void)state;
+	basic_fill_pattern(a, sizeof(a), 0);
+	basic_fill_pattern(b, sizeof(b), 1);
+	assert_memory_equal(a, "abcdefghijklmnopqrstuvwxyz0123456789abcd", 40);
+	assert_memory_not_equal(a, b, sizeof(a));
+}
+
+static void client_options(void **state)
+{
+	struct client_opts o;
+	char err[128];
+
+	(void)state;
+	assert_int_equal(basic_parse_client(ARGC("10.0.0.1"), ARGV("10.0.0.1"), &o, err, sizeof(err)), 0);
+	assert_string_equal(o.server, "10.0.0.1");
+	assert_string_equal(o.port, RC_DEFAULT_PORT);
+	assert_string_equal(o.text, BASIC_DEFAULT_TEXT);
+	assert_int_equal(o.size, 10);
+	assert_int_equal(o.count, 1);
+	assert_int_equal(o.timeout_ms, 10000);
+
+	assert_int_equal(basic_parse_client(ARGC("-s", "64K", "-n", "1000", "--timeout", "2.5", "-v", "h", "99"),
+					    ARGV("-s", "64K", "-n", "1000", "--timeout", "2.5", "-v", "h", "99"),
+					    &o, err, sizeof(err)), 0);
+	assert_null(o.text);
+	assert_int_equal(o.size, 65536);
+	assert_int_equal(o.count, 1000);
+	assert_int_equal(o.timeout_ms, 2500);
+	assert_true(o.verbose);
+	assert_string_equal(o.port, "99");
+
+	assert_int_equal(basic_parse_client(ARGC("-p", "5000", "-m", "hey", "h"),
+					    ARGV("-p", "5000", "-m", "hey", "h"), &o, err, sizeof(err)), 0);
+	assert_string_equal(o.port, "5000");
+	assert_int_equal(o.size, 3);
+}
+
+static void client_options_rejected(void **state)
+{
+	struct client_opts o;
+	char err[128];
+
+	(void)state;
+	assert_int_equal(basic_parse_client(1, ARGV(NULL), &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "SERVER"));
+	assert_int_equal(basic_parse_client(ARGC("-m", "x", "-s", "1", "h"), ARGV("-m", "x", "-s", "1", "h"), &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(basic_parse_client(ARGC("-s", "2M", "h"), ARGV("-s", "2M", "h"), &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(basic_parse_client(ARGC("-s", "0", "h"), ARGV("-s", "0", "h"), &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(basic_parse_client(ARGC("-n", "0", "h"), ARGV("-n", "0", "h"), &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(basic_parse_client(ARGC("-m", "", "h"), ARGV("-m", "", "h"), &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(basic_parse_client(ARGC("--timeout", "0", "h"), ARGV("--timeout", "0", "h"), &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(basic_parse_client(ARGC("--bogus", "h"), ARGV("--bogus", "h"), &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "--bogus"));
+	assert_int_equal(basic_parse_client(ARGC("h", "-n"), ARGV("h", "-n"), &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "needs a value"));
+	assert_int_equal(basic_parse_client(ARGC("h", "70000"), ARGV("h", "70000"), &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(basic_parse_client(ARGC("-p", "1", "h", "2"), ARGV("-p", "1", "h", "2"), &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(basic_parse_client(ARGC("h", "1", "extra"), ARGV("h", "1", "extra"), &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(basic_parse_client(ARGC("h", "0"), ARGV("h", "0"), &o, err, sizeof(err)), -EINVAL);
+}
+
+static void server_options(void **state)
+{
+	struct server_opts o;
+	char err[128];
+
+	(void)state;
+	assert_int_equal(basic_parse_server(1, ARGV(NULL), &o, err, sizeof(err)), 0);
+	assert_string_equal(o.port, RC_DEFAULT_PORT);
+	assert_null(o.bind);
+	assert_false(o.once);
+	assert_int_equal(o.max_clients, 16);
+	assert_int_equal(basic_parse_server(ARGC("-p", "0", "-b", "10.0.2.15", "--once", "--max-clients", "3"),
+					    ARGV("-p", "0", "-b", "10.0.2.15", "--once", "--max-clients", "3"),
+					    &o, err, sizeof(err)), 0);
+	assert_string_equal(o.port, "0");
+	assert_string_equal(o.bind, "10.0.2.15");
+	assert_true(o.once);
+	assert_int_equal(o.max_clients, 3);
+	assert_int_equal(basic_parse_server(ARGC("-p", "x"), ARGV("-p", "x"), &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(basic_parse_server(ARGC("--max-clients", "0"), ARGV("--max-clients", "0"), &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(basic_parse_server(ARGC("stray"), ARGV("stray"), &o, err, sizeof(err)), -EINVAL);
+}
+
+static void latency_percentiles(void **state)
+{
+	uint64_t ns[100];
+	struct basic_lat l;
+	int i;
+
+	(void)state;
+	/* 1..100 us, shuffled by a stride: nearest-rank p99 = 99 us. */
+	for (i = 0; i < 100; i++)
+		ns[(i * 37) % 100] = (uint64_t)(i + 1) * 1000;
+	basic_latency(ns, 100, &l);
+	assert_true(l.min == 1.0);
+	assert_true(l.median == 50.5);
+	assert_true(l.p99 == 99.0);
+	assert_true(l.max == 100.0);
+	ns[0] = 7000;
+	basic_latency(ns, 1, &l);
+	assert_true(l.min == 7.0 && l.median == 7.0 && l.p99 == 7.0 && l.max == 7.0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(hello_round_trip_with_padding),
+		cmocka_unit_test(hello_rejects_bad),
+		cmocka_unit_test(msg_validation),
+		cmocka_unit_test(quote_escapes_and_truncates),
+		cmocka_unit_test(pattern_differs_per_message),
+		cmocka_unit_test(client_options),
+		cmocka_unit_test(client_options_rejected),
+		cmocka_unit_test(server_options),
+		cmocka_unit_test(latency_percentiles),
+	};
+
+	return cmocka_run_group_tests_name("01 basic", tests, NULL, NULL);
+}

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests of common/: the wire header and the option parsers. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "rdma-common.h"
+
+static void hdr_round_trip_is_big_endian(void **state)
+{
+	uint8_t buf[16 + 3] = { 0 };
+	struct rc_msg m;
+	char err[128];
+
+	(void)state;
+	rc_hdr_pack(buf, 0x11, 3, 0x01020304);
+	memcpy(buf + 16, "abc", 3);
+	/* Magic "RDMX", version, type, flags, then big-endian length, seq. */
+	static const uint8_t want[16] = { 'R', 'D', 'M', 'X', 1, 0x11, 0, 0,
+					  0, 0, 0, 3, 1, 2, 3, 4 };
+	assert_memory_equal(buf, want, 16);
+	assert_int_equal(rc_hdr_unpack(buf, sizeof(buf), &m, err, sizeof(err)), 0);
+	assert_int_equal(m.type, 0x11);
+	assert_int_equal(m.length, 3);
+	assert_int_equal(m.seq, 0x01020304);
+	assert_ptr_equal(m.body, buf + 16);
+}
+
+static void hdr_rejects_malformed(void **state)
+{
+	uint8_t buf[32];
+	struct rc_msg m;
+	char err[128];
+
+	(void)state;
+	rc_hdr_pack(buf, 0x11, 4, 0);
+	/* Too short for a header. */
+	assert_int_equal(rc_hdr_unpack(buf, 15, &m, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "shorter"));
+	/* Length field says 4, but 3 or 5 bytes arrived. */
+	assert_int_equal(rc_hdr_unpack(buf, 19, &m, err, sizeof(err)), -EBADMSG);
+	assert_int_equal(rc_hdr_unpack(buf, 21, &m, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "arrived"));
+	assert_int_equal(rc_hdr_unpack(buf, 20, &m, err, sizeof(err)), 0);
+	/* Wrong magic, version, flags. */
+	buf[0] ^= 0xff;
+	assert_int_equal(rc_hdr_unpack(buf, 20, &m, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "magic"));
+	buf[0] ^= 0xff;
+	buf[4] = 2;
+	assert_int_equal(rc_hdr_unpack(buf, 20, &m, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "version"));
+	buf[4] = 1;
+	buf[7] = 1;
+	assert_int_equal(rc_hdr_unpack(buf, 20, &m, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "flags"));
+	/* A huge length must not wrap around. */
+	rc_hdr_pack(buf, 0x11, 0xffffffffu, 0);
+	assert_int_equal(rc_hdr_unpack(buf, 20, &m, err, sizeof(err)), -EBADMSG);
+}
+
+static void priv_allows_padding_not_truncation(void **state)
+{
+	uint8_t buf[56] = { 0 };
+	struct rc_msg m;
+	char err[128];
+
+	(void)state;
+	rc_hdr_pack(buf, RC_T_REJECT, 5, 0);
+	memcpy(buf + 16, "busy!", 5);
+	/* The transport padded it to 56 bytes: fine. */
+	assert_int_equal(rc_priv_unpack(buf, sizeof(buf), &m, err, sizeof(err)), 0);
+	assert_int_equal(m.length, 5);
+	assert_memory_equal(m.body, "busy!", 5);
+	/* Fewer bytes than the header promises: not fine. */
+	assert_int_equal(rc_priv_unpack(buf, 20, &m, err, sizeof(err)), -EBADMSG);
+	assert_int_equal(rc_priv_unpack(buf, 10, &m, err, sizeof(err)), -EBADMSG);
+	rc_hdr_pack(buf, RC_T_REJECT, 0xfffffff0u, 0);
+	assert_int_equal(rc_priv_unpack(buf, sizeof(buf), &m, err, sizeof(err)), -EBADMSG);
+}
+
+static void parse_size_units(void **state)
+{
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(rc_parse_size("1", 0, UINT64_MAX, &v), 0);
+	assert_int_equal(v, 1);
+	assert_int_equal(rc_parse_size("4096", 0, UINT64_MAX, &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(rc_parse_size("64K", 0, UINT64_MAX, &v), 0);
+	assert_int_equal(v, 65536);
+	assert_int_equal(rc_parse_size("64k", 0, UINT64_MAX, &v), 0);
+	assert_int_equal(v, 65536);
+	assert_int_equal(rc_parse_size("1M", 0, UINT64_MAX, &v), 0);
+	assert_int_equal(v, 1048576);
+	assert_int_equal(rc_parse_size("3g", 0, UINT64_MAX, &v), 0);
+	assert_int_equal(v, 3ull << 30);
+	assert_int_equal(rc_parse_size("8MiB", 0, UINT64_MAX, &v), 0);
+	assert_int_equal(v, 8ull << 20);
+	assert_int_equal(rc_parse_size("2KB", 0, UINT64_MAX, &v), 0);
+	assert_int_equal(v, 2048);
+}
+
+static void parse_size_rejects(void **state)
+{
+	static const char *bad[] = { "", "abc", "-1", "+1", " 1", "1X", "1.5M", "1MM",
+				     "1Kx", "K", "99999999999999999999",
+				     "17179869184G" /* 2^64 overflow */ };
+	uint64_t v = 77;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(rc_parse_size(bad[i], 0, UINT64_MAX, &v), -EINVAL);
+		assert_int_equal(v, 77); /* untouched on error */
+	}
+	assert_int_equal(rc_parse_size(NULL, 0, 10, &v), -EINVAL);
+	/* Range limits, after the suffix is applied. */
+	assert_int_equal(rc_parse_size("0", 1, 10, &v), -EINVAL);
+	assert_int_equal(rc_parse_size("1K", 1, 1023, &v), -EINVAL);
+	assert_int_equal(rc_parse_size("1K", 1, 1024, &v), 0);
+}
+
+static void parse_port_timeout_uint(void **state)
+{
+	uint64_t v;
+	int ms;
+
+	(void)state;
+	assert_int_equal(rc_parse_port("0"), 0);
+	assert_int_equal(rc_parse_port("7471"), 0);
+	assert_int_equal(rc_parse_port("65535"), 0);
+	assert_int_equal(rc_parse_port("65536"), -EINVAL);
+	assert_int_equal(rc_parse_port("-1"), -EINVAL);
+	assert_int_equal(rc_parse_port("12a"), -EINVAL);
+	assert_int_equal(rc_parse_port(""), -EINVAL);
+
+	assert_int_equal(rc_parse_timeout("10", &ms), 0);
+	assert_int_equal(ms, 10000);
+	assert_int_equal(rc_parse_timeout("0.25", &ms), 0);
+	assert_int_equal(ms, 250);
+	assert_int_equal(rc_parse_timeout("0", &ms), -EINVAL);
+	assert_int_equal(rc_parse_timeout("-3", &ms), -EINVAL);
+	assert_int_equal(rc_parse_timeout("nan", &ms), -EINVAL);
+	assert_int_equal(rc_parse_timeout("1e9", &ms), -EINVAL);
+	assert_int_equal(rc_parse_timeout("5s", &ms), -EINVAL);
+
+	assert_int_equal(rc_parse_uint("42", 1, 100, &v), 0);
+	assert_int_equal(v, 42);
+	assert_int_equal(rc_parse_uint("0", 1, 100, &v), -EINVAL);
+	assert_int_equal(rc_parse_uint("101", 1, 100, &v), -EINVAL);
+	assert_int_equal(rc_parse_uint("4x", 1, 100, &v), -EINVAL);
+}
+
+static void hints_name_the_cause(void **state)
+{
+	(void)state;
+	assert_non_null(strstr(rc_cm_event_hint(RDMA_CM_EVENT_REJECTED, 8), "listening"));
+	assert_non_null(strstr(rc_cm_event_hint(RDMA_CM_EVENT_ADDR_ERROR, 0), "rdma link"));
+	assert_non_null(strstr(rc_wc_status_hint(IBV_WC_REM_ACCESS_ERR), "rkey"));
+	assert_non_null(strstr(rc_wc_status_hint(IBV_WC_RNR_RETRY_EXC_ERR), "receive"));
+	assert_non_null(strstr(rc_wc_status_hint(IBV_WC_WR_FLUSH_ERR), "teardown"));
+	assert_string_equal(rc_wc_opcode_str(IBV_WC_RECV), "RECV");
+}
+
+static void fail_keeps_message_and_negates(void **state)
+{
+	struct rc_log log;
+
+	(void)state;
+	rc_log_init(&log, "t", false);
+	assert_int_equal(rc_fail(&log, ETIMEDOUT, "waited %d ms", 5), -ETIMEDOUT);
+	assert_string_equal(log.err, "waited 5 ms");
+	assert_int_equal(rc_fail(&log, 0, "x"), -EIO); /* never "success" */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(hdr_round_trip_is_big_endian),
+		cmocka_unit_test(hdr_rejects_malformed),
+		cmocka_unit_test(priv_allows_padding_not_truncation),
+		cmocka_unit_test(parse_size_units),
+		cmocka_unit_test(parse_size_rejects),
+		cmocka_unit_test(parse_port_timeout_uint),
+		cmocka_unit_test(hints_name_the_cause),
+		cmocka_unit_test(fail_keeps_message_and_negates),
+	};
+
+	return cmocka_run_group_tests_name("common", tests, NULL, NULL);
+}
