@@ -21,8 +21,8 @@ void basic_hello_pack(uint8_t buf[BASIC_HELLO_LEN], uint32_t max_payload)
 	memcpy(buf + sizeof(struct rc_hdr), &be, 4);
 }
 
-int basic_hello_unpack(const void *priv, size_t len, uint32_t *max_payload,
-		       char *err, size_t errlen)
+int basic_hello_unpack(const void *priv, size_t len, uint32_t *max_payload, char *err,
+		       size_t errlen)
 {
 	struct rc_msg m;
 	uint32_t be;
@@ -46,17 +46,15 @@ int basic_hello_unpack(const void *priv, size_t len, uint32_t *max_payload,
 	return 0;
 }
 
-size_t basic_msg_pack(void *buf, uint8_t type, uint32_t seq, const void *payload,
-		      uint32_t len)
+size_t basic_msg_pack(void *buf, uint8_t type, uint32_t seq, const void *payload, uint32_t len)
 {
 	rc_hdr_pack(buf, type, len, seq);
 	memcpy((uint8_t *)buf + sizeof(struct rc_hdr), payload, len);
 	return sizeof(struct rc_hdr) + len;
 }
 
-int basic_msg_unpack(const void *buf, size_t byte_len, uint8_t want_type,
-		     uint32_t want_seq, uint32_t max_payload, struct rc_msg *m,
-		     char *err, size_t errlen)
+int basic_msg_unpack(const void *buf, size_t byte_len, uint8_t want_type, uint32_t want_seq,
+		     uint32_t max_payload, struct rc_msg *m, char *err, size_t errlen)
 {
 	int ret = rc_hdr_unpack(buf, byte_len, m, err, errlen);
 
@@ -87,8 +85,7 @@ void basic_fill_pattern(uint8_t *p, uint32_t len, uint32_t seq)
 		p[i] = (uint8_t)abc[(i + seq) % (sizeof(abc) - 1)];
 }
 
-void basic_quote(char *out, size_t outlen, const uint8_t *p, uint32_t len,
-		 uint32_t max)
+void basic_quote(char *out, size_t outlen, const uint8_t *p, uint32_t len, uint32_t max)
 {
 	size_t o = 0;
 	uint32_t i;
@@ -119,7 +116,7 @@ static const char client_usage[] =
 	"  -p, --port PORT     server port (default " RC_DEFAULT_PORT ")\n"
 	"  -m, --message TEXT  text to send (default '" BASIC_DEFAULT_TEXT "')\n"
 	"  -s, --size SIZE     send SIZE-byte payloads instead (K/M suffixes, at most 1M)\n"
-	"  -n, --count N       messages to send, one at a time (default 1);\n"
+	"  -n, --count N       messages to send, one at a time (default 1, at most 10M);\n"
 	"                      with N > 1 prints round-trip latency\n"
 	"      --timeout SEC   bound of every wait (default 10)\n"
 	"  -v, --verbose       trace every CM event, work request and completion\n"
@@ -131,7 +128,8 @@ static const char server_usage[] =
 	"usage: rdma-server [options]\n"
 	"Accept RDMA connections; answer each received message with the same\n"
 	"payload.\n\n"
-	"  -p, --port PORT       port to listen on (default " RC_DEFAULT_PORT "; 0 picks a free one)\n"
+	"  -p, --port PORT       port to listen on (default " RC_DEFAULT_PORT
+	"; 0 picks a free one)\n"
 	"  -b, --bind ADDR       listen only on ADDR (default: all addresses)\n"
 	"      --once            exit after the first client\n"
 	"      --max-clients N   clients served at once (default 16)\n"
@@ -140,8 +138,7 @@ static const char server_usage[] =
 	"  -h, --help            this text\n\n"
 	"Prints 'listening on ADDR port N' once ready. Stops on SIGINT/SIGTERM.\n";
 
-static int __attribute__((format(printf, 3, 4)))
-bad(char *err, size_t errlen, const char *fmt, ...)
+static int __attribute__((format(printf, 3, 4))) bad(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -151,8 +148,7 @@ bad(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
-int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err,
-		       size_t errlen)
+int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, size_t errlen)
 {
 	static const struct option longopts[] = {
 		{ "port", required_argument, NULL, 'p' },
@@ -169,7 +165,8 @@ int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err,
 	uint64_t v;
 	int c;
 
-	*o = (struct client_opts){ .port = RC_DEFAULT_PORT, .count = 1,
+	*o = (struct client_opts){ .port = RC_DEFAULT_PORT,
+				   .count = 1,
 				   .timeout_ms = RC_DEFAULT_TIMEOUT_MS };
 	optind = 0; /* glibc: full re-initialisation (for tests) */
 	opterr = 0;
@@ -180,9 +177,7 @@ int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err,
 				return bad(err, errlen, "invalid port '%s'", optarg);
 			port_opt = optarg;
 			break;
-		case 'm':
-			o->text = optarg;
-			break;
+		case 'm': o->text = optarg; break;
 		case 's':
 			if (rc_parse_size(optarg, 1, BASIC_MAX_PAYLOAD, &v))
 				return bad(err, errlen, "invalid size '%s' (1 to 1M)", optarg);
@@ -190,23 +185,19 @@ int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err,
 			have_size = true;
 			break;
 		case 'n':
-			if (rc_parse_uint(optarg, 1, 100000000, &o->count))
-				return bad(err, errlen, "invalid count '%s'", optarg);
+			if (rc_parse_uint(optarg, 1, BASIC_MAX_COUNT, &o->count))
+				return bad(err, errlen, "invalid count '%s' (1 to 10000000)",
+					   optarg);
 			break;
 		case OPT_TIMEOUT:
 			if (rc_parse_timeout(optarg, &o->timeout_ms))
-				return bad(err, errlen, "invalid timeout '%s' (seconds > 0)", optarg);
+				return bad(err, errlen, "invalid timeout '%s' (seconds > 0)",
+					   optarg);
 			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'h':
-			fputs(client_usage, stdout);
-			return 1;
-		case ':':
-			return bad(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return bad(err, errlen, "unknown option '%s'", argv[optind - 1]);
+		case 'v': o->verbose = true; break;
+		case 'h': fputs(client_usage, stdout); return 1;
+		case ':': return bad(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+		default: return bad(err, errlen, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
@@ -237,8 +228,7 @@ int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err,
 	return 0;
 }
 
-int basic_parse_server(int argc, char **argv, struct server_opts *o, char *err,
-		       size_t errlen)
+int basic_parse_server(int argc, char **argv, struct server_opts *o, char *err, size_t errlen)
 {
 	static const struct option longopts[] = {
 		{ "port", required_argument, NULL, 'p' },
@@ -253,7 +243,8 @@ int basic_parse_server(int argc, char **argv, struct server_opts *o, char *err,
 	uint64_t v;
 	int c;
 
-	*o = (struct server_opts){ .port = RC_DEFAULT_PORT, .max_clients = 16,
+	*o = (struct server_opts){ .port = RC_DEFAULT_PORT,
+				   .max_clients = 16,
 				   .timeout_ms = RC_DEFAULT_TIMEOUT_MS };
 	optind = 0;
 	opterr = 0;
@@ -264,31 +255,23 @@ int basic_parse_server(int argc, char **argv, struct server_opts *o, char *err,
 				return bad(err, errlen, "invalid port '%s'", optarg);
 			o->port = optarg;
 			break;
-		case 'b':
-			o->bind = optarg;
-			break;
-		case OPT_ONCE:
-			o->once = true;
-			break;
+		case 'b': o->bind = optarg; break;
+		case OPT_ONCE: o->once = true; break;
 		case OPT_MAX_CLIENTS:
 			if (rc_parse_uint(optarg, 1, 1024, &v))
-				return bad(err, errlen, "invalid client count '%s' (1 to 1024)", optarg);
+				return bad(err, errlen, "invalid client count '%s' (1 to 1024)",
+					   optarg);
 			o->max_clients = (int)v;
 			break;
 		case OPT_TIMEOUT:
 			if (rc_parse_timeout(optarg, &o->timeout_ms))
-				return bad(err, errlen, "invalid timeout '%s' (seconds > 0)", optarg);
+				return bad(err, errlen, "invalid timeout '%s' (seconds > 0)",
+					   optarg);
 			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'h':
-			fputs(server_usage, stdout);
-			return 1;
-		case ':':
-			return bad(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return bad(err, errlen, "unknown option '%s'", argv[optind - 1]);
+		case 'v': o->verbose = true; break;
+		case 'h': fputs(server_usage, stdout); return 1;
+		case ':': return bad(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+		default: return bad(err, errlen, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)

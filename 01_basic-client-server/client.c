@@ -32,8 +32,9 @@ static int setup(struct client *cl)
 {
 	struct rc_conn *c = &cl->conn;
 	/* One message in flight each way; a spare in case of slow polling. */
-	struct ibv_qp_cap cap = { .max_send_wr = 2, .max_recv_wr = 2,
-				  .max_send_sge = 1, .max_recv_sge = 1 };
+	struct ibv_qp_cap cap = {
+		.max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1, .max_recv_sge = 1
+	};
 	size_t msg_len = sizeof(struct rc_hdr) + cl->opt.size;
 	int ret;
 
@@ -86,13 +87,15 @@ static int round_trip(struct client *cl, uint32_t seq, uint64_t *rtt_ns)
 			replied = true;
 			/* Never trust the peer: length from wc.byte_len, then
 			 * header, type, seq and size. */
-			ret = basic_msg_unpack(cl->recv_buf->addr, wc.byte_len, BASIC_T_REPLY,
-					       seq, size, &m, why, sizeof(why));
+			ret = basic_msg_unpack(cl->recv_buf->addr, wc.byte_len, BASIC_T_REPLY, seq,
+					       size, &m, why, sizeof(why));
 			if (ret)
-				return rc_fail(&c->log, EPROTO, "bad reply to message %u: %s", seq, why);
+				return rc_fail(&c->log, EPROTO, "bad reply to message %u: %s", seq,
+					       why);
 			if (m.length != size || memcmp(m.body, cl->expect, size))
 				return rc_fail(&c->log, EPROTO,
-					       "reply to message %u differs from what was sent", seq);
+					       "reply to message %u differs from what was sent",
+					       seq);
 			/* Repost at once: the next reply needs a receive ready
 			 * before the server sends it. */
 			if (seq + 1 < cl->opt.count) {
@@ -135,8 +138,8 @@ static int exchange(struct client *cl)
 	printf("verified %" PRIu64 " of %" PRIu64 " replies\n", n, n);
 	if (n > 1) {
 		basic_latency(cl->rtt_ns, n, &lat);
-		printf("round-trip latency (us): min %.1f median %.1f p99 %.1f max %.1f over %" PRIu64
-		       " messages of %u bytes\n",
+		printf("round-trip latency (us): min %.1f median %.1f p99 %.1f max %.1f over "
+		       "%" PRIu64 " messages of %u bytes\n",
 		       lat.min, lat.median, lat.p99, lat.max, n, cl->opt.size);
 	}
 	return 0;
@@ -156,6 +159,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "rdma-client: %s (try --help)\n", err);
 		return ret > 0 ? RC_EXIT_OK : RC_EXIT_USAGE;
 	}
+	/* Line-buffered even into a pipe: scripts watch our progress. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	cl.expect = malloc(cl.opt.size);
 	cl.rtt_ns = calloc(cl.opt.count, sizeof(*cl.rtt_ns));
 	if (!cl.expect || !cl.rtt_ns) {

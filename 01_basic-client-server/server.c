@@ -21,23 +21,24 @@
 
 #include "basic.h"
 
-#define RECV_DEPTH 2  /* one receive being handled, one ready for the next */
-#define WR_SEND 1000  /* receives use wr_id = their slot, 0..RECV_DEPTH-1 */
+#define RECV_DEPTH 2	/* one receive being handled, one ready for the next */
+#define WR_SEND	   1000 /* receives use wr_id = their slot, 0..RECV_DEPTH-1 */
 
 struct session {
 	struct rc_conn *c;
 	uint32_t max_payload; /* from the client's HELLO */
 	size_t slot_len;      /* one message: header + max_payload */
 	struct rc_buf *recv_buf, *send_buf;
-	bool send_busy;	      /* the last reply's SEND has not completed */
+	bool send_busy; /* the last reply's SEND has not completed */
 	uint32_t next_seq;
 };
 
 static int setup(struct session *s)
 {
 	struct rc_conn *c = s->c;
-	struct ibv_qp_cap cap = { .max_send_wr = 2, .max_recv_wr = RECV_DEPTH,
-				  .max_send_sge = 1, .max_recv_sge = 1 };
+	struct ibv_qp_cap cap = {
+		.max_send_wr = 2, .max_recv_wr = RECV_DEPTH, .max_send_sge = 1, .max_recv_sge = 1
+	};
 	uint64_t i;
 	int ret;
 
@@ -95,8 +96,8 @@ static int on_message(struct session *s, const struct ibv_wc *wc)
 		return rc_unexpected_wc(c, wc);
 	buf = (const uint8_t *)s->recv_buf->addr + slot * s->slot_len;
 	/* Validate before use: size from wc.byte_len, then the header. */
-	ret = basic_msg_unpack(buf, wc->byte_len, BASIC_T_DATA, s->next_seq, s->max_payload,
-			       &m, why, sizeof(why));
+	ret = basic_msg_unpack(buf, wc->byte_len, BASIC_T_DATA, s->next_seq, s->max_payload, &m,
+			       why, sizeof(why));
 	if (ret)
 		return rc_fail(&c->log, EPROTO, "bad message from client: %s", why);
 	basic_quote(q, sizeof(q), m.body, m.length, 64);
@@ -210,8 +211,10 @@ int main(int argc, char **argv)
 	/* Only now, really ready: scripts may connect after this line. */
 	printf("listening on %s port %u\n", l.addr, l.port);
 
-	so = (struct rc_serve_opts){ .max_clients = opt.max_clients, .once = opt.once,
-				     .timeout_ms = opt.timeout_ms, .verbose = opt.verbose,
+	so = (struct rc_serve_opts){ .max_clients = opt.max_clients,
+				     .once = opt.once,
+				     .timeout_ms = opt.timeout_ms,
+				     .verbose = opt.verbose,
 				     .stop_fd = stop_fd };
 	ret = rc_serve(&l, &so, serve_client, NULL);
 	if (ret == -EIO && opt.once) {

@@ -90,8 +90,7 @@ void rc_hdr_pack(void *buf, uint8_t type, uint32_t length, uint32_t seq)
 	memcpy(buf, &h, sizeof(h));
 }
 
-int rc_hdr_unpack(const void *buf, size_t len, struct rc_msg *out, char *err,
-		  size_t errlen)
+int rc_hdr_unpack(const void *buf, size_t len, struct rc_msg *out, char *err, size_t errlen)
 {
 	struct rc_hdr h;
 
@@ -107,8 +106,8 @@ int rc_hdr_unpack(const void *buf, size_t len, struct rc_msg *out, char *err,
 		return -EBADMSG;
 	}
 	if (h.version != RC_VERSION) {
-		snprintf(err, errlen, "protocol version %u, this program speaks %u",
-			 h.version, RC_VERSION);
+		snprintf(err, errlen, "protocol version %u, this program speaks %u", h.version,
+			 RC_VERSION);
 		return -EBADMSG;
 	}
 	if (h.flags != 0) {
@@ -127,8 +126,7 @@ int rc_hdr_unpack(const void *buf, size_t len, struct rc_msg *out, char *err,
 	return 0;
 }
 
-int rc_priv_unpack(const void *buf, size_t len, struct rc_msg *out, char *err,
-		   size_t errlen)
+int rc_priv_unpack(const void *buf, size_t len, struct rc_msg *out, char *err, size_t errlen)
 {
 	struct rc_hdr h;
 	uint64_t want;
@@ -136,8 +134,9 @@ int rc_priv_unpack(const void *buf, size_t len, struct rc_msg *out, char *err,
 	/* The transport pads private data (to 56 bytes for an IB/RoCE connect
 	 * request): only the header's length tells where ours ends. */
 	if (len < sizeof(h)) {
-		snprintf(err, errlen, "private data of %zu bytes is shorter than the %zu-byte header",
-			 len, sizeof(h));
+		snprintf(err, errlen,
+			 "private data of %zu bytes is shorter than the %zu-byte header", len,
+			 sizeof(h));
 		return -EBADMSG;
 	}
 	memcpy(&h, buf, sizeof(h));
@@ -173,22 +172,23 @@ const char *rc_wc_status_hint(enum ibv_wc_status st)
 	switch (st) {
 	case IBV_WC_LOC_LEN_ERR:
 		return "a message was larger than the receive buffer posted for it";
-	case IBV_WC_LOC_PROT_ERR:
-		return "a local address/length/lkey is outside its memory region";
+	case IBV_WC_LOC_PROT_ERR: return "a local address/length/lkey is outside its memory region";
 	case IBV_WC_REM_ACCESS_ERR:
-		return "the remote address, length or rkey is outside the peer's memory region, or the region lacks the access flag";
+		return "the remote address, length or rkey is outside the peer's memory region, or "
+		       "the region lacks the access flag";
 	case IBV_WC_REM_INV_REQ_ERR:
-		return "the peer rejected the request as invalid (length, opcode, or a READ it has no responder resources for)";
+		return "the peer rejected the request as invalid (length, opcode, or a READ it has "
+		       "no responder resources for)";
 	case IBV_WC_RNR_RETRY_EXC_ERR:
-		return "the peer had no receive posted (receiver not ready) and the RNR retries ran out";
+		return "the peer had no receive posted (receiver not ready) and the RNR retries "
+		       "ran out";
 	case IBV_WC_RETRY_EXC_ERR:
 		return "the peer did not acknowledge: it died, or the link is down";
 	case IBV_WC_WR_FLUSH_ERR:
-		return "the QP is in the error state after an earlier failure or a disconnect; normal during teardown";
-	case IBV_WC_REM_OP_ERR:
-		return "the peer could not carry out the operation";
-	default:
-		return "see ibv_poll_cq(3)";
+		return "the QP is in the error state after an earlier failure or a disconnect; "
+		       "normal during teardown";
+	case IBV_WC_REM_OP_ERR: return "the peer could not carry out the operation";
+	default: return "see ibv_poll_cq(3)";
 	}
 }
 
@@ -196,23 +196,25 @@ const char *rc_cm_event_hint(enum rdma_cm_event_type ev, int status)
 {
 	switch (ev) {
 	case RDMA_CM_EVENT_ADDR_ERROR:
-		return "no RDMA device has that address; see `rdma link` and use the IP of the RDMA netdev (127.0.0.1 is not one)";
+		return "no RDMA device has that address; see `rdma link` and use the IP of the "
+		       "RDMA netdev (127.0.0.1 is not one)";
 	case RDMA_CM_EVENT_ROUTE_ERROR:
-		return "no route to that address through an RDMA device (127.0.0.1 and ::1 are never RDMA addresses); check `ip route` and `rdma link`";
+		return "no route to that address through an RDMA device (127.0.0.1 and ::1 are "
+		       "never RDMA addresses); check `ip route` and `rdma link`";
 	case RDMA_CM_EVENT_UNREACHABLE:
-		return "the server's host did not answer; is it up, and is UDP port 4791 open for RoCE?";
+		return "the server's host did not answer; is it up, and is UDP port 4791 open for "
+		       "RoCE?";
 	case RDMA_CM_EVENT_REJECTED:
 		/* 8 = IB CM "invalid service ID": nobody listens on that port. */
 		return status == 8 ? "is a server listening on that port?"
 				   : "the server refused the connection";
 	case RDMA_CM_EVENT_CONNECT_ERROR:
-		return "the connection failed while being set up; try again, and check both hosts with `rdma link`";
+		return "the connection failed while being set up; try again, and check both hosts "
+		       "with `rdma link`";
 	case RDMA_CM_EVENT_DISCONNECTED:
 		return "the peer closed the connection (or its process died)";
-	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		return "the RDMA device was removed";
-	default:
-		return "see rdma_get_cm_event(3)";
+	case RDMA_CM_EVENT_DEVICE_REMOVAL: return "the RDMA device was removed";
+	default: return "see rdma_get_cm_event(3)";
 	}
 }
 
@@ -318,15 +320,15 @@ static int cm_event_error(struct rc_conn *c, const struct cm_info *in,
 	if (in->event == RDMA_CM_EVENT_REJECTED && in->status == 28 &&
 	    rc_priv_unpack(in->priv, in->priv_len, &m, why, sizeof(why)) == 0 &&
 	    m.type == RC_T_REJECT)
-		return rc_fail(&c->log, ECONNREFUSED, "%s: the server rejected the connection: %.*s",
-			       step, (int)(m.length > 200 ? 200 : m.length),
-			       (const char *)m.body);
+		return rc_fail(&c->log, ECONNREFUSED,
+			       "%s: the server rejected the connection: %.*s", step,
+			       (int)(m.length > 200 ? 200 : m.length), (const char *)m.body);
 	if (in->event == RDMA_CM_EVENT_DISCONNECTED)
 		c->peer_disconnected = true;
 	return rc_fail(&c->log,
-		       in->event == RDMA_CM_EVENT_REJECTED ? ECONNREFUSED :
-		       in->event == RDMA_CM_EVENT_DISCONNECTED ? ECONNRESET :
-		       EHOSTUNREACH,
+		       in->event == RDMA_CM_EVENT_REJECTED	 ? ECONNREFUSED
+		       : in->event == RDMA_CM_EVENT_DISCONNECTED ? ECONNRESET
+								 : EHOSTUNREACH,
 		       "%s: got %s (status %d) instead of %s; hint: %s", step,
 		       rdma_event_str(in->event), in->status, rdma_event_str(expected),
 		       rc_cm_event_hint(in->event, in->status));
@@ -334,8 +336,8 @@ static int cm_event_error(struct rc_conn *c, const struct cm_info *in,
 
 /* Wait (bounded) for the next CM event of this connection; fail unless it
  * is `expected`. */
-static int wait_cm_event(struct rc_conn *c, enum rdma_cm_event_type expected,
-			 const char *step, struct cm_info *info)
+static int wait_cm_event(struct rc_conn *c, enum rdma_cm_event_type expected, const char *step,
+			 struct cm_info *info)
 {
 	uint64_t deadline = rc_now_us() + (uint64_t)c->timeout_ms * 1000u;
 	int fds[2] = { c->cm_channel->fd, c->cancel_fd };
@@ -346,11 +348,13 @@ static int wait_cm_event(struct rc_conn *c, enum rdma_cm_event_type expected,
 		if (ret == 0)
 			break;
 		if (ret != -EAGAIN)
-			return rc_fail(&c->log, -ret, "%s: rdma_get_cm_event: %s", step, strerror(-ret));
+			return rc_fail(&c->log, -ret, "%s: rdma_get_cm_event: %s", step,
+				       strerror(-ret));
 		ret = wait_readable(fds, 2, deadline);
 		if (ret == -ETIMEDOUT)
 			return rc_fail(&c->log, ETIMEDOUT,
-				       "%s: no %s within %d ms; hint: is the peer up and reachable over RDMA?",
+				       "%s: no %s within %d ms; hint: is the peer up and reachable "
+				       "over RDMA?",
 				       step, rdma_event_str(expected), c->timeout_ms);
 		if (ret == 1)
 			return rc_fail(&c->log, ECANCELED, "%s: cancelled (shutting down)", step);
@@ -371,8 +375,8 @@ static void trace_wc(const struct rc_conn *c, const struct ibv_wc *wc)
 		rc_trace(&c->log, "completion %s ok wr_id=%" PRIu64 " byte_len=%u",
 			 rc_wc_opcode_str(wc->opcode), wc->wr_id, wc->byte_len);
 	else
-		rc_trace(&c->log, "completion FAILED wr_id=%" PRIu64 " status=%s",
-			 wc->wr_id, ibv_wc_status_str(wc->status));
+		rc_trace(&c->log, "completion FAILED wr_id=%" PRIu64 " status=%s", wc->wr_id,
+			 ibv_wc_status_str(wc->status));
 }
 
 static int hand_out_wc(struct rc_conn *c, struct ibv_wc *wc)
@@ -382,9 +386,10 @@ static int hand_out_wc(struct rc_conn *c, struct ibv_wc *wc)
 	if (wc->status == IBV_WC_SUCCESS)
 		return 0;
 	return rc_fail(&c->log, EIO,
-		       "work request %" PRIu64 " failed: %s (status %d, vendor error 0x%x); hint: %s",
-		       wc->wr_id, ibv_wc_status_str(wc->status), wc->status,
-		       wc->vendor_err, rc_wc_status_hint(wc->status));
+		       "work request %" PRIu64
+		       " failed: %s (status %d, vendor error 0x%x); hint: %s",
+		       wc->wr_id, ibv_wc_status_str(wc->status), wc->status, wc->vendor_err,
+		       rc_wc_status_hint(wc->status));
 }
 
 int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
@@ -418,8 +423,7 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 			continue;
 		}
 		if (c->peer_disconnected)
-			return rc_fail(&c->log, ECONNRESET,
-				       "the peer disconnected; hint: %s",
+			return rc_fail(&c->log, ECONNRESET, "the peer disconnected; hint: %s",
 				       rc_cm_event_hint(RDMA_CM_EVENT_DISCONNECTED, 0));
 		ret = wait_readable(fds, 3, deadline);
 		if (ret == 0) {
@@ -438,7 +442,8 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 			return rc_fail(&c->log, ECANCELED, "cancelled (shutting down)");
 		} else if (ret == -ETIMEDOUT) {
 			return rc_fail(&c->log, ETIMEDOUT,
-				       "no completion within %d ms; hint: the peer stalled, or the link is down",
+				       "no completion within %d ms; hint: the peer stalled, or the "
+				       "link is down",
 				       c->timeout_ms);
 		} else {
 			return rc_fail(&c->log, -ret, "poll: %s", strerror(-ret));
@@ -456,8 +461,7 @@ int rc_unexpected_wc(struct rc_conn *c, const struct ibv_wc *wc)
 /* Connection setup                                                    */
 /* ------------------------------------------------------------------ */
 
-void rc_conn_init(struct rc_conn *c, const char *name, bool verbose,
-		  int timeout_ms, int cancel_fd)
+void rc_conn_init(struct rc_conn *c, const char *name, bool verbose, int timeout_ms, int cancel_fd)
 {
 	memset(c, 0, sizeof(*c));
 	rc_log_init(&c->log, name, verbose);
@@ -489,7 +493,8 @@ static int create_cm_channel(struct rc_log *log, struct rdma_event_channel **ch)
 	*ch = rdma_create_event_channel();
 	if (!*ch)
 		return rc_fail(log, errno,
-			       "rdma_create_event_channel: %s; hint: is the rdma_ucm module loaded (`modprobe rdma_ucm`)?",
+			       "rdma_create_event_channel: %s; hint: is the rdma_ucm module loaded "
+			       "(`modprobe rdma_ucm`)?",
 			       strerror(errno));
 	/* Non-blocking, so that we only ever wait in poll() with a timeout. */
 	return set_nonblock((*ch)->fd);
@@ -513,7 +518,8 @@ int rc_client_resolve(struct rc_conn *c, const char *host, const char *port)
 	ret = rdma_getaddrinfo(host, port, &hints, &res);
 	if (ret)
 		return rc_fail(&c->log, ret == -1 ? errno : EHOSTUNREACH,
-			       "cannot resolve '%s' port %s: %s; hint: use the server's IP address on its RDMA netdev",
+			       "cannot resolve '%s' port %s: %s; hint: use the server's IP address "
+			       "on its RDMA netdev",
 			       host, port, ret == -1 ? strerror(errno) : gai_strerror(ret));
 	format_addr(res->ai_dst_addr, c->peer, sizeof(c->peer));
 
@@ -544,8 +550,7 @@ static int create_dev(struct rc_conn *c, int cq_size)
 	d->verbs = c->id->verbs;
 	if (!d->verbs)
 		return rc_fail(&c->log, ENODEV, "the connection has no RDMA device yet");
-	if (ibv_query_port(d->verbs, c->id->port_num, &pattr) ||
-	    ibv_query_device(d->verbs, &dattr))
+	if (ibv_query_port(d->verbs, c->id->port_num, &pattr) || ibv_query_device(d->verbs, &dattr))
 		return rc_fail(&c->log, errno, "querying device %s: %s",
 			       ibv_get_device_name(d->verbs->device), strerror(errno));
 	d->max_msg_sz = pattr.max_msg_sz;
@@ -587,14 +592,15 @@ int rc_create_qp(struct rc_conn *c, const struct ibv_qp_cap *cap)
 	/* rdma_create_qp: the CM will move it through INIT, RTR and RTS. */
 	if (rdma_create_qp(c->id, c->dev.pd, &attr))
 		return rc_fail(&c->log, errno,
-			       "rdma_create_qp(send %u, recv %u, sge %u): %s; hint: `ibv_devinfo -v` shows the device limits",
+			       "rdma_create_qp(send %u, recv %u, sge %u): %s; hint: `ibv_devinfo "
+			       "-v` shows the device limits",
 			       cap->max_send_wr, cap->max_recv_wr, cap->max_send_sge,
 			       strerror(errno));
 	c->qp = c->id->qp;
 	c->cap = attr.cap; /* what we really got */
-	rc_trace(&c->log, "created RC QP %u (send %u, recv %u) on %s, CQ of %d",
-		 c->qp->qp_num, c->cap.max_send_wr, c->cap.max_recv_wr,
-		 ibv_get_device_name(c->dev.verbs->device), c->dev.cq_size);
+	rc_trace(&c->log, "created RC QP %u (send %u, recv %u) on %s, CQ of %d", c->qp->qp_num,
+		 c->cap.max_send_wr, c->cap.max_recv_wr, ibv_get_device_name(c->dev.verbs->device),
+		 c->dev.cq_size);
 	return 0;
 }
 
@@ -624,11 +630,11 @@ int rc_buf_alloc(struct rc_conn *c, size_t len, int access, struct rc_buf **out)
 		ret = errno;
 		free(b->addr);
 		free(b);
-		return rc_fail(&c->log, ret,
-			       "ibv_reg_mr(%zu bytes): %s; hint: %s", len, strerror(ret),
-			       ret == ENOMEM || ret == EPERM ?
-			       "registered memory is locked memory: raise `ulimit -l` (or run as root)" :
-			       "check the access flags");
+		return rc_fail(
+			&c->log, ret, "ibv_reg_mr(%zu bytes): %s; hint: %s", len, strerror(ret),
+			ret == ENOMEM || ret == EPERM ? "registered memory is locked memory: raise "
+							"`ulimit -l` (or run as root)"
+						      : "check the access flags");
 	}
 	b->next = c->bufs;
 	c->bufs = b;
@@ -638,8 +644,7 @@ int rc_buf_alloc(struct rc_conn *c, size_t len, int access, struct rc_buf **out)
 	return 0;
 }
 
-int rc_post_recv(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len,
-		 uint64_t wr_id)
+int rc_post_recv(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len, uint64_t wr_id)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)b->addr + off,
@@ -654,13 +659,13 @@ int rc_post_recv(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len,
 	ret = ibv_post_recv(c->qp, &wr, &bad);
 	if (ret)
 		return rc_fail(&c->log, ret, "ibv_post_recv: %s; hint: %s", strerror(ret),
-			       ret == ENOMEM ? "more receives posted than max_recv_wr" :
-			       "is the QP in the error state?");
+			       ret == ENOMEM ? "more receives posted than max_recv_wr"
+					     : "is the QP in the error state?");
 	return 0;
 }
 
-int rc_post_send(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len,
-		 uint64_t wr_id, bool signaled)
+int rc_post_send(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len, uint64_t wr_id,
+		 bool signaled)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)b->addr + off,
@@ -684,8 +689,8 @@ int rc_post_send(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len,
 	ret = ibv_post_send(c->qp, &wr, &bad);
 	if (ret)
 		return rc_fail(&c->log, ret, "ibv_post_send: %s; hint: %s", strerror(ret),
-			       ret == ENOMEM ? "more sends outstanding than max_send_wr" :
-			       "is the QP in the error state?");
+			       ret == ENOMEM ? "more sends outstanding than max_send_wr"
+					     : "is the QP in the error state?");
 	return 0;
 }
 
@@ -697,9 +702,8 @@ int rc_post_send(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len,
  * so we keep it finite: our protocols post receives ahead of time, and if
  * one is missing we want an RNR_RETRY_EXC_ERR, not a silent stall.
  */
-static void fill_conn_param(struct rdma_conn_param *p, const void *priv,
-			    uint8_t priv_len, uint8_t initiator_depth,
-			    uint8_t responder_resources)
+static void fill_conn_param(struct rdma_conn_param *p, const void *priv, uint8_t priv_len,
+			    uint8_t initiator_depth, uint8_t responder_resources)
 {
 	memset(p, 0, sizeof(*p));
 	p->private_data = priv;
@@ -821,11 +825,9 @@ void rc_conn_destroy(struct rc_conn *c)
 /* Server                                                              */
 /* ------------------------------------------------------------------ */
 
-int rc_listen(struct rc_listener *l, const char *bind_addr, const char *port,
-	      bool verbose)
+int rc_listen(struct rc_listener *l, const char *bind_addr, const char *port, bool verbose)
 {
-	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE,
-				       .ai_port_space = RDMA_PS_TCP };
+	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_TCP };
 	struct rdma_addrinfo *res = NULL;
 	int ret;
 
@@ -839,7 +841,8 @@ int rc_listen(struct rc_listener *l, const char *bind_addr, const char *port,
 	/* A plain IPv4/IPv6 address: the one of the RDMA netdev, or "any". */
 	ret = rdma_getaddrinfo(bind_addr ? bind_addr : "0.0.0.0", port, &hints, &res);
 	if (ret)
-		return rc_fail(&l->log, ret == -1 ? errno : EINVAL, "cannot use address '%s' port %s: %s",
+		return rc_fail(&l->log, ret == -1 ? errno : EINVAL,
+			       "cannot use address '%s' port %s: %s",
 			       bind_addr ? bind_addr : "0.0.0.0", port,
 			       ret == -1 ? strerror(errno) : gai_strerror(ret));
 	ret = rdma_bind_addr(l->id, res->ai_src_addr);
@@ -848,8 +851,8 @@ int rc_listen(struct rc_listener *l, const char *bind_addr, const char *port,
 		rdma_freeaddrinfo(res);
 		return rc_fail(&l->log, ret, "rdma_bind_addr(%s port %s): %s; hint: %s",
 			       bind_addr ? bind_addr : "0.0.0.0", port, strerror(ret),
-			       ret == EADDRINUSE ? "another program listens on that port; try -p 0" :
-			       rc_cm_event_hint(RDMA_CM_EVENT_ADDR_ERROR, 0));
+			       ret == EADDRINUSE ? "another program listens on that port; try -p 0"
+						 : rc_cm_event_hint(RDMA_CM_EVENT_ADDR_ERROR, 0));
 	}
 	rdma_freeaddrinfo(res);
 	/* Backlog: connect requests the CM queues while we are busy. */
@@ -910,9 +913,9 @@ static void reap(struct slot *s)
 }
 
 /* Hand a connect request to a free slot and its thread. */
-static int start_client(struct rc_listener *l, const struct rc_serve_opts *o,
-			struct slot *s, struct rdma_cm_id *id,
-			const struct cm_info *info, int cancel_fd, unsigned seq)
+static int start_client(struct rc_listener *l, const struct rc_serve_opts *o, struct slot *s,
+			struct rdma_cm_id *id, const struct cm_info *info, int cancel_fd,
+			unsigned seq)
 {
 	char name[32];
 	int ret;
@@ -948,8 +951,7 @@ static int start_client(struct rc_listener *l, const struct rc_serve_opts *o,
 	return 0;
 }
 
-int rc_serve(struct rc_listener *l, const struct rc_serve_opts *o,
-	     rc_serve_fn fn, void *arg)
+int rc_serve(struct rc_listener *l, const struct rc_serve_opts *o, rc_serve_fn fn, void *arg)
 {
 	int max = o->max_clients > 0 ? o->max_clients : 1;
 	struct slot *slots = calloc((size_t)max, sizeof(*slots));
@@ -959,7 +961,8 @@ int rc_serve(struct rc_listener *l, const struct rc_serve_opts *o,
 	int i, ret = 0, once_ret = 0;
 
 	if (!slots || cancel_fd < 0 || done_fd < 0) {
-		ret = rc_fail(&l->log, errno ? errno : ENOMEM, "rc_serve setup: %s", strerror(errno));
+		ret = rc_fail(&l->log, errno ? errno : ENOMEM, "rc_serve setup: %s",
+			      strerror(errno));
 		goto out;
 	}
 	for (i = 0; i < max; i++) {
@@ -1080,9 +1083,12 @@ int rc_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 		return -EINVAL;
 	switch (*end) {
 	case '\0': break;
-	case 'k': case 'K': shift = 10; break;
-	case 'm': case 'M': shift = 20; break;
-	case 'g': case 'G': shift = 30; break;
+	case 'k':
+	case 'K': shift = 10; break;
+	case 'm':
+	case 'M': shift = 20; break;
+	case 'g':
+	case 'G': shift = 30; break;
 	default: return -EINVAL;
 	}
 	if (*end) {

@@ -30,24 +30,23 @@ enum rc_exit {
 	RC_EXIT_NOCONN = 3, /* could not connect */
 };
 
-#define RC_DEFAULT_PORT "7471"
+#define RC_DEFAULT_PORT	      "7471"
 #define RC_DEFAULT_TIMEOUT_MS 10000
-#define RC_ERR_LEN 512
+#define RC_ERR_LEN	      512
 
 /* ------------------------------------------------------------------ */
 /* Logging: an error message buffer and the -v trace, per context.    */
 /* ------------------------------------------------------------------ */
 
 struct rc_log {
-	char name[48];	       /* "client", "server", "conn 3" */
-	bool verbose;	       /* -v: one line per CM event, WR, completion */
-	char err[RC_ERR_LEN];  /* the last error, for main to print */
+	char name[48];	      /* "client", "server", "conn 3" */
+	bool verbose;	      /* -v: one line per CM event, WR, completion */
+	char err[RC_ERR_LEN]; /* the last error, for main to print */
 };
 
 void rc_log_init(struct rc_log *log, const char *name, bool verbose);
 /* Print one -v trace line "NAME: ..." to stderr if verbose. */
-void rc_trace(const struct rc_log *log, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void rc_trace(const struct rc_log *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Store a message in log->err and return -err (err is a positive errno). */
 int rc_fail(struct rc_log *log, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -56,7 +55,7 @@ int rc_fail(struct rc_log *log, int err, const char *fmt, ...)
 /* The wire header every message of the collection starts with.       */
 /* ------------------------------------------------------------------ */
 
-#define RC_MAGIC 0x52444d58u /* "RDMX" */
+#define RC_MAGIC   0x52444d58u /* "RDMX" */
 #define RC_VERSION 1
 
 /* Message types. 0x0_ are common, 0x1_ belong to 01, 0x2_ to 02, 0x3_ to 03. */
@@ -96,13 +95,11 @@ void rc_hdr_pack(void *buf, uint8_t type, uint32_t length, uint32_t seq);
  * here: each example knows which types it accepts. Returns 0 or -EBADMSG
  * with a reason in err.
  */
-int rc_hdr_unpack(const void *buf, size_t len, struct rc_msg *out, char *err,
-		  size_t errlen);
+int rc_hdr_unpack(const void *buf, size_t len, struct rc_msg *out, char *err, size_t errlen);
 /* The same for connection private data, which the transport pads with
  * zeros (to 56 bytes for a connect request): trailing bytes beyond the
  * header's length are allowed, missing ones are not. */
-int rc_priv_unpack(const void *buf, size_t len, struct rc_msg *out, char *err,
-		   size_t errlen);
+int rc_priv_unpack(const void *buf, size_t len, struct rc_msg *out, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------ */
 /* Registered buffers.                                                 */
@@ -163,8 +160,7 @@ struct rc_conn {
 
 /* Set the fields every connection needs. Call first; then either
  * rc_client_resolve() or receive one from rc_serve(). */
-void rc_conn_init(struct rc_conn *c, const char *name, bool verbose,
-		  int timeout_ms, int cancel_fd);
+void rc_conn_init(struct rc_conn *c, const char *name, bool verbose, int timeout_ms, int cancel_fd);
 
 /* Client: rdma_getaddrinfo, then resolve address and route (waits). */
 int rc_client_resolve(struct rc_conn *c, const char *host, const char *port);
@@ -174,22 +170,19 @@ int rc_create_qp(struct rc_conn *c, const struct ibv_qp_cap *cap);
 
 /* Allocate page-aligned memory and register it with `access` flags. The
  * buffer belongs to the connection and is freed by rc_conn_destroy(). */
-int rc_buf_alloc(struct rc_conn *c, size_t len, int access,
-		 struct rc_buf **out);
+int rc_buf_alloc(struct rc_conn *c, size_t len, int access, struct rc_buf **out);
 
 /* Post one receive / send of buf[off, off+len). wr_id identifies it in
  * the completion; `signaled` asks for a send completion. */
-int rc_post_recv(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len,
-		 uint64_t wr_id);
-int rc_post_send(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len,
-		 uint64_t wr_id, bool signaled);
+int rc_post_recv(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len, uint64_t wr_id);
+int rc_post_send(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len, uint64_t wr_id,
+		 bool signaled);
 
 /* Client: rdma_connect with private data, wait for ESTABLISHED. */
 int rc_client_connect(struct rc_conn *c, const void *priv, uint8_t priv_len,
 		      uint8_t initiator_depth, uint8_t responder_resources);
 /* Server: rdma_accept, wait for ESTABLISHED. */
-int rc_accept(struct rc_conn *c, uint8_t initiator_depth,
-	      uint8_t responder_resources);
+int rc_accept(struct rc_conn *c, uint8_t initiator_depth, uint8_t responder_resources);
 /* Server: refuse a connection request with a reason the client prints. */
 int rc_reject(struct rc_conn *c, const char *reason);
 
@@ -231,8 +224,7 @@ struct rc_listener {
 
 /* Bind to bind_addr (NULL: all addresses) and port ("0": any free one)
  * and listen. */
-int rc_listen(struct rc_listener *l, const char *bind_addr, const char *port,
-	      bool verbose);
+int rc_listen(struct rc_listener *l, const char *bind_addr, const char *port, bool verbose);
 void rc_listener_close(struct rc_listener *l);
 
 /*
@@ -241,8 +233,7 @@ void rc_listener_close(struct rc_listener *l);
  * copied). Return 0 when the client finished normally, else a negative
  * errno with c->log.err set. The connection is destroyed afterwards.
  */
-typedef int (*rc_serve_fn)(struct rc_conn *c, const void *priv,
-			   size_t priv_len, void *arg);
+typedef int (*rc_serve_fn)(struct rc_conn *c, const void *priv, size_t priv_len, void *arg);
 
 struct rc_serve_opts {
 	int max_clients; /* more at once are rejected as busy */
@@ -259,8 +250,7 @@ struct rc_serve_opts {
  * loop. Returns 0, or a negative errno (with l->log.err) if listening
  * itself failed; with once, -EIO if that one client failed.
  */
-int rc_serve(struct rc_listener *l, const struct rc_serve_opts *o,
-	     rc_serve_fn fn, void *arg);
+int rc_serve(struct rc_listener *l, const struct rc_serve_opts *o, rc_serve_fn fn, void *arg);
 
 /* ------------------------------------------------------------------ */
 /* Command-line helpers.                                               */

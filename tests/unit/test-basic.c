@@ -66,15 +66,20 @@ static void msg_validation(void **state)
 	assert_int_equal(basic_msg_unpack(buf, n, BASIC_T_DATA, 7, 5, &m, err, sizeof(err)), 0);
 	assert_memory_equal(m.body, "hello", 5);
 	/* Each field checked: type, seq, size limit, and byte_len. */
-	assert_int_equal(basic_msg_unpack(buf, n, BASIC_T_REPLY, 7, 5, &m, err, sizeof(err)), -EBADMSG);
+	assert_int_equal(basic_msg_unpack(buf, n, BASIC_T_REPLY, 7, 5, &m, err, sizeof(err)),
+			 -EBADMSG);
 	assert_non_null(strstr(err, "type"));
-	assert_int_equal(basic_msg_unpack(buf, n, BASIC_T_DATA, 8, 5, &m, err, sizeof(err)), -EBADMSG);
+	assert_int_equal(basic_msg_unpack(buf, n, BASIC_T_DATA, 8, 5, &m, err, sizeof(err)),
+			 -EBADMSG);
 	assert_non_null(strstr(err, "sequence"));
-	assert_int_equal(basic_msg_unpack(buf, n, BASIC_T_DATA, 7, 4, &m, err, sizeof(err)), -EBADMSG);
-	assert_int_equal(basic_msg_unpack(buf, n - 1, BASIC_T_DATA, 7, 5, &m, err, sizeof(err)), -EBADMSG);
+	assert_int_equal(basic_msg_unpack(buf, n, BASIC_T_DATA, 7, 4, &m, err, sizeof(err)),
+			 -EBADMSG);
+	assert_int_equal(basic_msg_unpack(buf, n - 1, BASIC_T_DATA, 7, 5, &m, err, sizeof(err)),
+			 -EBADMSG);
 	/* Empty payloads are not part of the protocol. */
 	n = basic_msg_pack(buf, BASIC_T_DATA, 0, "", 0);
-	assert_int_equal(basic_msg_unpack(buf, n, BASIC_T_DATA, 0, 5, &m, err, sizeof(err)), -EBADMSG);
+	assert_int_equal(basic_msg_unpack(buf, n, BASIC_T_DATA, 0, 5, &m, err, sizeof(err)),
+			 -EBADMSG);
 }
 
 static void quote_escapes_and_truncates(void **state)
@@ -110,7 +115,8 @@ static void client_options(void **state)
 	char err[128];
 
 	(void)state;
-	assert_int_equal(basic_parse_client(ARGC("10.0.0.1"), ARGV("10.0.0.1"), &o, err, sizeof(err)), 0);
+	assert_int_equal(
+		basic_parse_client(ARGC("10.0.0.1"), ARGV("10.0.0.1"), &o, err, sizeof(err)), 0);
 	assert_string_equal(o.server, "10.0.0.1");
 	assert_string_equal(o.port, RC_DEFAULT_PORT);
 	assert_string_equal(o.text, BASIC_DEFAULT_TEXT);
@@ -118,9 +124,12 @@ static void client_options(void **state)
 	assert_int_equal(o.count, 1);
 	assert_int_equal(o.timeout_ms, 10000);
 
-	assert_int_equal(basic_parse_client(ARGC("-s", "64K", "-n", "1000", "--timeout", "2.5", "-v", "h", "99"),
-					    ARGV("-s", "64K", "-n", "1000", "--timeout", "2.5", "-v", "h", "99"),
-					    &o, err, sizeof(err)), 0);
+	assert_int_equal(
+		basic_parse_client(
+			ARGC("-s", "64K", "-n", "1000", "--timeout", "2.5", "-v", "h", "99"),
+			ARGV("-s", "64K", "-n", "1000", "--timeout", "2.5", "-v", "h", "99"), &o,
+			err, sizeof(err)),
+		0);
 	assert_null(o.text);
 	assert_int_equal(o.size, 65536);
 	assert_int_equal(o.count, 1000);
@@ -129,7 +138,9 @@ static void client_options(void **state)
 	assert_string_equal(o.port, "99");
 
 	assert_int_equal(basic_parse_client(ARGC("-p", "5000", "-m", "hey", "h"),
-					    ARGV("-p", "5000", "-m", "hey", "h"), &o, err, sizeof(err)), 0);
+					    ARGV("-p", "5000", "-m", "hey", "h"), &o, err,
+					    sizeof(err)),
+			 0);
 	assert_string_equal(o.port, "5000");
 	assert_int_equal(o.size, 3);
 }
@@ -142,20 +153,42 @@ static void client_options_rejected(void **state)
 	(void)state;
 	assert_int_equal(basic_parse_client(1, ARGV(NULL), &o, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "SERVER"));
-	assert_int_equal(basic_parse_client(ARGC("-m", "x", "-s", "1", "h"), ARGV("-m", "x", "-s", "1", "h"), &o, err, sizeof(err)), -EINVAL);
-	assert_int_equal(basic_parse_client(ARGC("-s", "2M", "h"), ARGV("-s", "2M", "h"), &o, err, sizeof(err)), -EINVAL);
-	assert_int_equal(basic_parse_client(ARGC("-s", "0", "h"), ARGV("-s", "0", "h"), &o, err, sizeof(err)), -EINVAL);
-	assert_int_equal(basic_parse_client(ARGC("-n", "0", "h"), ARGV("-n", "0", "h"), &o, err, sizeof(err)), -EINVAL);
-	assert_int_equal(basic_parse_client(ARGC("-m", "", "h"), ARGV("-m", "", "h"), &o, err, sizeof(err)), -EINVAL);
-	assert_int_equal(basic_parse_client(ARGC("--timeout", "0", "h"), ARGV("--timeout", "0", "h"), &o, err, sizeof(err)), -EINVAL);
-	assert_int_equal(basic_parse_client(ARGC("--bogus", "h"), ARGV("--bogus", "h"), &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(basic_parse_client(ARGC("-m", "x", "-s", "1", "h"),
+					    ARGV("-m", "x", "-s", "1", "h"), &o, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(basic_parse_client(ARGC("-s", "2M", "h"), ARGV("-s", "2M", "h"), &o, err,
+					    sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(basic_parse_client(ARGC("-s", "0", "h"), ARGV("-s", "0", "h"), &o, err,
+					    sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(basic_parse_client(ARGC("-n", "0", "h"), ARGV("-n", "0", "h"), &o, err,
+					    sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(
+		basic_parse_client(ARGC("-m", "", "h"), ARGV("-m", "", "h"), &o, err, sizeof(err)),
+		-EINVAL);
+	assert_int_equal(basic_parse_client(ARGC("--timeout", "0", "h"),
+					    ARGV("--timeout", "0", "h"), &o, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(basic_parse_client(ARGC("--bogus", "h"), ARGV("--bogus", "h"), &o, err,
+					    sizeof(err)),
+			 -EINVAL);
 	assert_non_null(strstr(err, "--bogus"));
-	assert_int_equal(basic_parse_client(ARGC("h", "-n"), ARGV("h", "-n"), &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(basic_parse_client(ARGC("h", "-n"), ARGV("h", "-n"), &o, err, sizeof(err)),
+			 -EINVAL);
 	assert_non_null(strstr(err, "needs a value"));
-	assert_int_equal(basic_parse_client(ARGC("h", "70000"), ARGV("h", "70000"), &o, err, sizeof(err)), -EINVAL);
-	assert_int_equal(basic_parse_client(ARGC("-p", "1", "h", "2"), ARGV("-p", "1", "h", "2"), &o, err, sizeof(err)), -EINVAL);
-	assert_int_equal(basic_parse_client(ARGC("h", "1", "extra"), ARGV("h", "1", "extra"), &o, err, sizeof(err)), -EINVAL);
-	assert_int_equal(basic_parse_client(ARGC("h", "0"), ARGV("h", "0"), &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(
+		basic_parse_client(ARGC("h", "70000"), ARGV("h", "70000"), &o, err, sizeof(err)),
+		-EINVAL);
+	assert_int_equal(basic_parse_client(ARGC("-p", "1", "h", "2"), ARGV("-p", "1", "h", "2"),
+					    &o, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(basic_parse_client(ARGC("h", "1", "extra"), ARGV("h", "1", "extra"), &o,
+					    err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(basic_parse_client(ARGC("h", "0"), ARGV("h", "0"), &o, err, sizeof(err)),
+			 -EINVAL);
 }
 
 static void server_options(void **state)
@@ -169,16 +202,22 @@ static void server_options(void **state)
 	assert_null(o.bind);
 	assert_false(o.once);
 	assert_int_equal(o.max_clients, 16);
-	assert_int_equal(basic_parse_server(ARGC("-p", "0", "-b", "10.0.2.15", "--once", "--max-clients", "3"),
-					    ARGV("-p", "0", "-b", "10.0.2.15", "--once", "--max-clients", "3"),
-					    &o, err, sizeof(err)), 0);
+	assert_int_equal(basic_parse_server(
+				 ARGC("-p", "0", "-b", "10.0.2.15", "--once", "--max-clients", "3"),
+				 ARGV("-p", "0", "-b", "10.0.2.15", "--once", "--max-clients", "3"),
+				 &o, err, sizeof(err)),
+			 0);
 	assert_string_equal(o.port, "0");
 	assert_string_equal(o.bind, "10.0.2.15");
 	assert_true(o.once);
 	assert_int_equal(o.max_clients, 3);
-	assert_int_equal(basic_parse_server(ARGC("-p", "x"), ARGV("-p", "x"), &o, err, sizeof(err)), -EINVAL);
-	assert_int_equal(basic_parse_server(ARGC("--max-clients", "0"), ARGV("--max-clients", "0"), &o, err, sizeof(err)), -EINVAL);
-	assert_int_equal(basic_parse_server(ARGC("stray"), ARGV("stray"), &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(basic_parse_server(ARGC("-p", "x"), ARGV("-p", "x"), &o, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(basic_parse_server(ARGC("--max-clients", "0"), ARGV("--max-clients", "0"),
+					    &o, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(basic_parse_server(ARGC("stray"), ARGV("stray"), &o, err, sizeof(err)),
+			 -EINVAL);
 }
 
 static void latency_percentiles(void **state)

@@ -21,8 +21,9 @@ static void hdr_round_trip_is_big_endian(void **state)
 	rc_hdr_pack(buf, 0x11, 3, 0x01020304);
 	memcpy(buf + 16, "abc", 3);
 	/* Magic "RDMX", version, type, flags, then big-endian length, seq. */
-	static const uint8_t want[16] = { 'R', 'D', 'M', 'X', 1, 0x11, 0, 0,
-					  0, 0, 0, 3, 1, 2, 3, 4 };
+	static const uint8_t want[16] = {
+		'R', 'D', 'M', 'X', 1, 0x11, 0, 0, 0, 0, 0, 3, 1, 2, 3, 4
+	};
 	assert_memory_equal(buf, want, 16);
 	assert_int_equal(rc_hdr_unpack(buf, sizeof(buf), &m, err, sizeof(err)), 0);
 	assert_int_equal(m.type, 0x11);
@@ -109,8 +110,17 @@ static void parse_size_units(void **state)
 
 static void parse_size_rejects(void **state)
 {
-	static const char *bad[] = { "", "abc", "-1", "+1", " 1", "1X", "1.5M", "1MM",
-				     "1Kx", "K", "99999999999999999999",
+	static const char *bad[] = { "",
+				     "abc",
+				     "-1",
+				     "+1",
+				     " 1",
+				     "1X",
+				     "1.5M",
+				     "1MM",
+				     "1Kx",
+				     "K",
+				     "99999999999999999999",
 				     "17179869184G" /* 2^64 overflow */ };
 	uint64_t v = 77;
 	size_t i;

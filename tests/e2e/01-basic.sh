@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# End-to-end tests of 01_basic-client-server on a real (or Soft-RoCE) device.
+# Run through tools/rdma-env, which sets RDMA_IP.
+. "$(dirname "$0")/../lib.sh"
+
+S=$ROOT/01_basic-client-server/rdma-server
+C=$ROOT/01_basic-client-server/rdma-client
+CT=(--timeout 5) # client timeout: every wait in the client is bounded by it
+
+t_one_message() {
+	start_server srv "$S" --once || return 1
+	run cli "$C" "${CT[@]}" "$RDMA_IP" "$PORT"
+	want_rc cli 0 || return 1
+	want_out cli "^reply 0: 'Hello RDMA' \(10 bytes\)$" || return 1
+	want_out cli "^verified 1 of 1 replies$" || return 1
+	# --once: the server exits by itself, successfully, after this client.
+	wait_exit srv 10
+	want_rc srv 0 || return 1
+	want_out srv "^received 'Hello RDMA' \(10 bytes\)$" || return 1
+	want_out srv "closed after 1 messages"
+}
+
+t_custom_text_and_port_option() {
+	start_server srv "$S" --once || return 1
+	run cli "$C" "${CT[@]}" -m "any text, even 'quotes'" -p "$PORT" "$RDMA_IP"
+	want_rc cli 0 || return 1
+	# The server escapes bytes it would not print raw (here: ').
+	want_out srv "^received 'any text, even \\\\x27quotes\\\\x27' \(23 bytes\)$"
+}
+
+t_thousand_messages_with_latency() {
+	start_server srv "$S" --once || return 1
+	run cli "$C" "${CT[@]}" -n 1000 "$RDMA_IP" "$PORT"
+	want_rc cli 0 || return 1
+	want_out cli "^verified 1000 of 1000 replies$" || return 1
+	want_out cli "^round-trip latency \(us\): min [0-9.]+ median [0-9.]+ p99 [0-9.]+ max [0-9.]+ over 1000 messages of 10 bytes$" || return 1
+	# min <= median <= p99 <= max, all > 0
+	read -r mn md p9 mx < <(sed -n 's/^round-trip latency (us): min \([0-9.]*\) median \([0-9.]*\) p99 \([0-9.]*\) max \([0-9.]*\).*/\1 \2 \3 \4/p' "$T/cli.out")
+	awk -v a="$mn" -v b="$md" -v c="$p9" -v d="$mx" 'BEGIN { exit !(a > 0 && a <= b && b <= c && c <= d) }' ||
+		fail "latency figures out of order: $mn $md $p9 $mx" || return 1
+	wait_exit srv 10
+	want_rc srv 0 || return 1
+	[ "$(count_out srv "^received 'Hello RDMA'")" = 1000 ] || fail "server printed $(count_out srv "^received") messages, not 1000"
+}
+
+t_64k_payload() {
+	start_server srv "$S" --once || return 1
+	run cli "$C" "${CT[@]}" -s 64K -n 5 "$RDMA_IP" "$PORT"
+	want_rc cli 0 || return 1
+	want_out cli "^verified 5 of 5 replies$" || return 1
+	want_out cli "^reply 0: 'abcdefghij.*' \(65536 bytes\)$" || return 1
+	want_out srv "^received 'abcdefghij[a-z0-9]*\.\.\.' \(65536 bytes\)$"
+}
+
+t_one_server_three_clients_in_a_row() {
+	local i
+	start_server srv "$S" || return 1
+	for i in 1 2 3; do
+		run cli$i "$C" "${CT[@]}" -m "client $i" -n 3 "$RDMA_IP" "$PORT"
+		want_rc cli$i 0 || return 1
+		want_out cli$i "^verified 3 of 3 replies$" || return 1
+	done
+	alive srv || return 1
+	[ "$(count_out srv 'closed after 3 messages')" = 3 ] || fail "server did not close 3 sessions: $(tail_of "$T/srv.out" 4)" || return 1
+	want_out srv "^received 'client 3' \(8 bytes\)$" || return 1
+	stop_server srv
+}
+
+t_three_clients_at_once() {
+	local i
+	start_server srv "$S" || return 1
+	for i in 1 2 3; do
+		spawn cli$i "$C" "${CT[@]}" -m "concurrent $i" -n 300 "$RDMA_IP" "$PORT"
+	done
+	for i in 1 2 3; do
+		wait_exit cli$i 60
+		want_rc cli$i 0 || return 1
+		want_out cli$i "^verified 300 of 300 replies$" || return 1
+	done
+	[ "$(count_out srv "^received 'concurrent 2'")" = 300 ] || fail "server saw $(count_out srv "^received 'concurrent 2'") messages of client 2" || return 1
+	stop_server srv
+}
+
+t_nothing_listening() {
+	# Find a port nobody listens on: start a server, note its port, stop it.
+	start_server tmp "$S" || return 1
+	local free=$PORT
+	stop_server tmp || return 1
+	local t0=$SECONDS
+	run cli "$C" --timeout 3 "$RDMA_IP" "$free"
+	want_rc cli 3 || return 1
+	want_err cli "REJECTED.*is a server listening on that port\?" || return 1
+	[ $((SECONDS - t0)) -le 8 ] || fail "took $((SECONDS - t0))s, timeout was 3s"
+}
+
+t_not_an_rdma_address() {
+	# 127.0.0.1 belongs to no RDMA device: exit 3, and the hint says so.
+	run cli "$C" --timeout 3 127.0.0.1 7471
+	want_rc cli 3 || return 1
+	want_err cli "127\.0\.0\.1 .*never RDMA addresses|no RDMA device" || return 1
+	run cli2 "$C" --timeout 3 no-such-host.invalid 7471
+	want_rc cli2 3 || return 1
+	want_err cli2 "cannot resolve 'no-such-host.invalid'"
+}
+
+t_bad_options() {
+	run c1 "$C" --bogus "$RDMA_IP"; want_rc c1 2 || return 1
+	want_err c1 "unknown option '--bogus' \(try --help\)" || return 1
+	run c2 "$C"; want_rc c2 2 || return 1
+	want_err c2 "missing SERVER" || return 1
+	run c3 "$C" -s 0 "$RDMA_IP"; want_rc c3 2 || return 1
+	run c4 "$C" -s 2M "$RDMA_IP"; want_rc c4 2 || return 1
+	run c5 "$C" -n abc "$RDMA_IP"; want_rc c5 2 || return 1
+	run c6 "$C" --timeout -1 "$RDMA_IP"; want_rc c6 2 || return 1
+	run c7 "$C" "$RDMA_IP" 99999; want_rc c7 2 || return 1
+	run s1 "$S" --port nope; want_rc s1 2 || return 1
+	run s2 "$S" stray-argument; want_rc s2 2 || return 1
+	run h1 "$C" --help; want_rc h1 0 || return 1
+	want_out h1 "^usage: rdma-client" || return 1
+	run h2 "$S" --help; want_rc h2 0 || return 1
+	want_out h2 "^usage: rdma-server"
+}
+
+t_server_killed_during_session() {
+	start_server srv "$S" || return 1
+	spawn cli "$C" --timeout 5 -n 1000000 "$RDMA_IP" "$PORT"
+	wait_for cli "^reply 1:" 15 || return 1
+	kill -9 "${PID[srv]}"
+	# The client must notice (DISCONNECTED or a failed completion) and
+	# exit 1 well within its 5 s timeout; never hang.
+	wait_exit cli 15
+	want_rc cli 1 || return 1
+	want_err cli "disconnected|failed|no completion" || return 1
+}
+
+t_client_killed_server_survives() {
+	start_server srv "$S" || return 1
+	spawn bad "$C" "${CT[@]}" -n 1000000 "$RDMA_IP" "$PORT"
+	wait_for bad "^reply 1:" 15 || return 1
+	kill -9 "${PID[bad]}"
+	sleep 1
+	alive srv || return 1
+	run cli "$C" "${CT[@]}" -m "after the crash" "$RDMA_IP" "$PORT"
+	want_rc cli 0 || return 1
+	want_out srv "^received 'after the crash'" || return 1
+	stop_server srv
+}
+
+t_server_stops_cleanly_with_client_connected() {
+	start_server srv "$S" || return 1
+	spawn cli "$C" --timeout 5 -n 1000000 "$RDMA_IP" "$PORT"
+	wait_for cli "^reply 1:" 15 || return 1
+	stop_server srv || return 1
+	wait_exit cli 15
+	want_rc cli 1
+}
+
+t_foreign_client_rejected() {
+	# rping (rdma-core) connects without our HELLO: the server must
+	# reject it with a reason, log it, and go on serving.
+	command -v rping >/dev/null || { REASON="rping not installed"; return 77; }
+	start_server srv "$S" || return 1
+	run rp timeout 10 rping -c -a "$RDMA_IP" -p "$PORT" -C 1
+	[ "$RC" != 0 ] || fail "rping was not rejected" || return 1
+	wait_for srv "rejected: private data of 0 bytes|rejected: .*HELLO|rejected" 5 || return 1
+	run cli "$C" "${CT[@]}" "$RDMA_IP" "$PORT"
+	want_rc cli 0 || return 1
+	stop_server srv
+}
+
+t_too_many_clients_rejected_busy() {
+	start_server srv "$S" --max-clients 1 || return 1
+	spawn hog "$C" --timeout 5 -n 1000000 "$RDMA_IP" "$PORT"
+	wait_for hog "^reply 1:" 15 || return 1
+	run cli "$C" --timeout 5 "$RDMA_IP" "$PORT"
+	want_rc cli 3 || return 1
+	want_err cli "rejected the connection: server busy" || return 1
+	alive hog || return 1
+	stop_server srv
+}
+
+t_ipv6() {
+	local a6
+	a6=$(ip -6 -o addr show scope global 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | head -n1)
+	[ -n "$a6" ] || a6=$(ip -6 -o addr show scope site 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | head -n1)
+	[ -n "$a6" ] || { REASON="no global IPv6 address on this host"; return 77; }
+	start_server srv "$S" --once -b "$a6" || return 1
+	want_out srv "^listening on $a6 port" || return 1
+	run cli "$C" "${CT[@]}" "$a6" "$PORT"
+	want_rc cli 0 || return 1
+	want_out cli "^verified 1 of 1 replies$"
+}
+
+t_verbose_trace() {
+	start_server srv "$S" --once -v || return 1
+	run cli "$C" "${CT[@]}" -v "$RDMA_IP" "$PORT"
+	want_rc cli 0 || return 1
+	want_err cli "^client: cm event RDMA_CM_EVENT_ADDR_RESOLVED" || return 1
+	want_err cli "^client: post SEND wr_id=1 len=26 signaled$" || return 1
+	want_err cli "^client: completion RECV ok wr_id=2 byte_len=26$" || return 1
+	wait_exit srv 10
+	want_err srv "^server conn 1: cm event RDMA_CM_EVENT_ESTABLISHED" || return 1
+	want_err srv "^server conn 1: completion RECV ok wr_id=0 byte_len=26$"
+}
+
+run_tests t_one_message t_custom_text_and_port_option t_thousand_messages_with_latency \
+	t_64k_payload t_one_server_three_clients_in_a_row t_three_clients_at_once \
+	t_nothing_listening t_not_an_rdma_address t_bad_options t_server_killed_during_session \
+	t_client_killed_server_survives t_server_stops_cleanly_with_client_connected \
+	t_foreign_client_rejected t_too_many_clients_rejected_busy t_ipv6 t_verbose_trace

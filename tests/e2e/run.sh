@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs every end-to-end test file (tests/e2e/[0-9]*.sh) in the current RDMA
+# environment. Meant to run under tools/rdma-env, which sets RDMA_IP.
+# Results: one line per test in $TEST_RESULTS. Exit 0 if none failed.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+: "${RDMA_IP:?run me through tools/rdma-env}"
+: "${TEST_RESULTS:?TEST_RESULTS must name the results file}"
+echo "e2e: device ${RDMA_DEV:-?} at $RDMA_IP (mode ${RDMA_ENV_MODE:-?}), kernel $(uname -r)"
+for f in tests/e2e/[0-9]*.sh; do
+	[ -n "${TEST_FILES:-}" ] && ! [[ $f =~ $TEST_FILES ]] && continue
+	echo "== $f"
+	bash "$f"
+done
+! grep -q '^not ok' "$TEST_RESULTS"

@@ -1,0 +1,164 @@
+# shellcheck shell=bash
+# tests/lib.sh - helpers for the end-to-end tests (sourced).
+#
+# A test is a shell function t_NAME that returns 0 (pass) or 1 (fail, after
+# setting REASON), or 77 (skip, with REASON). run_tests runs the functions
+# given, records "ok - NAME", "not ok - NAME: REASON" or "skip - NAME" in
+# $TEST_RESULTS, and kills every process the test started, pass or fail.
+#
+# Every wait here is bounded: clients run under `timeout`, servers must say
+# "listening on" within SERVER_READY_S, and wait_exit takes a limit.
+
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+: "${RDMA_IP:?RDMA_IP is not set: run the tests through tools/rdma-env}"
+: "${TEST_RESULTS:=/dev/null}"
+SERVER_READY_S=${SERVER_READY_S:-15}
+CLIENT_LIMIT_S=${CLIENT_LIMIT_S:-120} # hard cap on any one client run
+T=$(mktemp -d "${TMPDIR:-/tmp}/rdma-e2e.XXXXXX")
+declare -A PID       # name -> pid of background processes of this test
+REASON=""
+RC=0
+PORT=""
+
+cleanup_test() {
+	local n
+	for n in "${!PID[@]}"; do
+		kill -9 "${PID[$n]}" 2>/dev/null
+	done
+	for n in "${!PID[@]}"; do
+		wait "${PID[$n]}" 2>/dev/null
+	done
+	PID=()
+}
+trap 'cleanup_test; rm -rf "$T"' EXIT
+
+fail() { REASON="$*"; return 1; }
+
+# Show the tail of a file in a failure reason.
+tail_of() { [ -f "$1" ] && tail -n "${2:-3}" "$1" | tr '\n' '|' | cut -c1-400; }
+
+# start_server NAME PROGRAM [ARGS...]: start it on a free port (-p 0 is
+# added), wait for "listening on ADDR port N", set PORT.
+start_server() {
+	local name=$1 prog=$2 i
+	shift 2
+	"$prog" -p 0 "$@" >"$T/$name.out" 2>"$T/$name.err" &
+	PID[$name]=$!
+	for ((i = 0; i < SERVER_READY_S * 10; i++)); do
+		PORT=$(sed -n 's/^listening on .* port \([0-9][0-9]*\)$/\1/p' "$T/$name.out" | head -n1)
+		[ -n "$PORT" ] && return 0
+		kill -0 "${PID[$name]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	fail "server $name did not report 'listening on' within ${SERVER_READY_S}s: $(tail_of "$T/$name.err")"
+}
+
+# run NAME PROGRAM [ARGS...]: run to completion (bounded), set RC.
+run() {
+	local name=$1
+	shift
+	timeout -k 5 "$CLIENT_LIMIT_S" "$@" >"$T/$name.out" 2>"$T/$name.err"
+	RC=$?
+}
+
+# spawn NAME PROGRAM [ARGS...]: run in the background. No `timeout`
+# wrapper here: killing a wrapper would leave the program running. The
+# test bounds it with wait_exit, and cleanup_test kills it by PID.
+spawn() {
+	local name=$1
+	shift
+	"$@" >"$T/$name.out" 2>"$T/$name.err" &
+	PID[$name]=$!
+}
+
+# wait_exit NAME SECONDS: wait for a background process, set RC (124 if it
+# is still running after SECONDS; it is then killed).
+wait_exit() {
+	local name=$1 limit=$2 i
+	for ((i = 0; i < limit * 10; i++)); do
+		if ! kill -0 "${PID[$name]}" 2>/dev/null; then
+			wait "${PID[$name]}"
+			RC=$?
+			unset "PID[$name]"
+			return 0
+		fi
+		sleep 0.1
+	done
+	kill -9 "${PID[$name]}" 2>/dev/null
+	wait "${PID[$name]}" 2>/dev/null
+	unset "PID[$name]"
+	RC=124
+}
+
+# wait_for NAME REGEX SECONDS: until NAME's stdout or stderr matches.
+wait_for() {
+	local name=$1 re=$2 limit=$3 i
+	for ((i = 0; i < limit * 10; i++)); do
+		grep -Eq -- "$re" "$T/$name.out" "$T/$name.err" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	fail "$name did not print /$re/ within ${limit}s: $(tail_of "$T/$name.err")"
+}
+
+# want_rc NAME EXPECTED: the last RC of NAME.
+want_rc() {
+	[ "$RC" = "$2" ] && return 0
+	fail "$1 exited $RC, expected $2; stderr: $(tail_of "$T/$1.err")"
+}
+
+# want_out NAME REGEX / want_err NAME REGEX / want_no_err NAME REGEX
+want_out() {
+	grep -Eq -- "$2" "$T/$1.out" && return 0
+	fail "$1 stdout lacks /$2/: $(tail_of "$T/$1.out")"
+}
+want_err() {
+	grep -Eq -- "$2" "$T/$1.err" && return 0
+	fail "$1 stderr lacks /$2/: $(tail_of "$T/$1.err")"
+}
+count_out() { grep -Ec -- "$2" "$T/$1.out"; }
+
+# alive NAME: the background process still runs.
+alive() {
+	kill -0 "${PID[$1]}" 2>/dev/null && return 0
+	fail "$1 is no longer running: $(tail_of "$T/$1.err")"
+}
+
+# stop_server NAME: SIGTERM, then it must exit 0 within 10 s.
+stop_server() {
+	kill -TERM "${PID[$1]}" 2>/dev/null
+	wait_exit "$1" 10
+	[ "$RC" = 0 ] && return 0
+	fail "server $1 exited $RC after SIGTERM (124: did not exit in 10s): $(tail_of "$T/$1.err")"
+}
+
+record() {
+	echo "$1" | tee -a "$TEST_RESULTS"
+}
+
+# run_tests FUNC...: run each test, record its result.
+run_tests() {
+	local t start r
+	for t in "$@"; do
+		if [ -n "${TEST_FILTER:-}" ] && ! [[ $t =~ $TEST_FILTER ]]; then
+			continue
+		fi
+		REASON=""
+		start=$SECONDS
+		"$t"
+		r=$?
+		cleanup_test
+		case $r in
+		0) record "ok - ${t#t_} ($((SECONDS - start))s)" ;;
+		77) record "skip - ${t#t_}: $REASON" ;;
+		*)
+			record "not ok - ${t#t_}: $REASON"
+			if [ -n "${TEST_KEEP_LOGS:-}" ]; then
+				mkdir -p "$TEST_KEEP_LOGS/${t#t_}"
+				cp "$T"/* "$TEST_KEEP_LOGS/${t#t_}/" 2>/dev/null
+			fi
+			;;
+		esac
+		rm -f "$T"/*
+	done
+}

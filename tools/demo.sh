@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# tools/demo.sh - what `make demo` runs inside the RDMA environment: each
+# example's server and client, with the commands shown as they run.
+# Needs RDMA_IP (tools/rdma-env sets it). Exits non-zero if any step fails.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+: "${RDMA_IP:?run me through tools/rdma-env (make demo does)}"
+work=$(mktemp -d "${TMPDIR:-/tmp}/rdma-demo.XXXXXX")
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+failed=0
+
+show() { printf '$ %s\n' "$*"; }
+
+# start_server NAME CMD...: start in the background, wait (bounded) for
+# "listening on ... port N", print its lines as they come; sets PORT.
+start_server() {
+	local name=$1 i
+	shift
+	show "$* &"
+	"$@" >"$work/$name.out" 2>&1 &
+	pids+=($!)
+	for ((i = 0; i < 150; i++)); do
+		PORT=$(sed -n 's/^listening on .* port \([0-9][0-9]*\)$/\1/p' "$work/$name.out")
+		[ -n "$PORT" ] && { cat "$work/$name.out"; return 0; }
+		sleep 0.1
+	done
+	echo "demo: $name did not start:"; cat "$work/$name.out"
+	return 1
+}
+
+# step CMD...: run, show output, note failure (bounded by timeout).
+step() {
+	show "$*"
+	timeout 120 "$@" 2>&1
+	local rc=$?
+	[ "$rc" = 0 ] || { echo "demo: FAILED (exit $rc): $*"; failed=1; }
+}
+
+server_log() {
+	echo "--- server output:"
+	cat "$work/$1.out"
+}
+
+echo "RDMA device ${RDMA_DEV:-?} at $RDMA_IP (${RDMA_ENV_MODE:-?} mode)"
+echo
+echo "=== 01_basic-client-server: connect with librdmacm, SEND/RECV messages"
+cd 01_basic-client-server || exit 2
+if start_server s01 ./rdma-server -p 0; then
+	step ./rdma-client "$RDMA_IP" "$PORT"
+	step ./rdma-client -m "zero-copy, kernel bypass" "$RDMA_IP" "$PORT"
+	step ./rdma-client -n 1000 "$RDMA_IP" "$PORT"
+	kill -TERM "${pids[-1]}"
+	wait "${pids[-1]}" 2>/dev/null
+	server_log s01
+else
+	failed=1
+fi
+cd ..
+echo
+if [ "$failed" = 0 ]; then
+	echo "demo: all steps passed"
+else
+	echo "demo: some steps FAILED"
+fi
+exit "$failed"
