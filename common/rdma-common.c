@@ -149,6 +149,36 @@ int rc_priv_unpack(const void *buf, size_t len, struct rc_msg *out, char *err, s
 	return rc_hdr_unpack(buf, (size_t)want, out, err, errlen);
 }
 
+void rc_remote_buf_pack(void *p, const struct rc_remote_buf *r)
+{
+	uint64_t addr = htobe64(r->addr);
+	uint32_t rkey = htobe32(r->rkey), len = htobe32(r->len);
+
+	memcpy(p, &addr, 8);
+	memcpy((uint8_t *)p + 8, &rkey, 4);
+	memcpy((uint8_t *)p + 12, &len, 4);
+}
+
+void rc_remote_buf_unpack(const void *p, struct rc_remote_buf *r)
+{
+	uint64_t addr;
+	uint32_t rkey, len;
+
+	memcpy(&addr, p, 8);
+	memcpy(&rkey, (const uint8_t *)p + 8, 4);
+	memcpy(&len, (const uint8_t *)p + 12, 4);
+	r->addr = be64toh(addr);
+	r->rkey = be32toh(rkey);
+	r->len = be32toh(len);
+}
+
+bool rc_remote_range_ok(const struct rc_remote_buf *r, uint64_t off, uint64_t len)
+{
+	/* Written so that nothing can overflow: off <= len_total, then
+	 * len <= what is left. */
+	return off <= r->len && len <= r->len - off;
+}
+
 /* ------------------------------------------------------------------ */
 /* Names and hints                                                     */
 /* ------------------------------------------------------------------ */
@@ -397,6 +427,7 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 	uint64_t deadline = rc_now_us() + (uint64_t)c->timeout_ms * 1000u;
 	int fds[3] = { c->dev.channel->fd, c->cm_channel->fd, c->cancel_fd };
 	bool armed = false;
+	unsigned spins = 0;
 	struct cm_info info;
 	struct ibv_cq *cq;
 	void *cq_ctx;
@@ -414,6 +445,22 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 			c->wc_count = n;
 			continue;
 		}
+		if (c->busy_poll && !c->peer_disconnected) {
+			/* Spin: lowest latency, one core at 100%. Look at the
+			 * CM and cancel fds and the clock now and then. */
+			if (++spins % 4096)
+				continue;
+			ret = wait_readable(fds + 1, 2, 0);
+			if (ret == -ETIMEDOUT && rc_now_us() < deadline)
+				continue;
+			if (ret == -ETIMEDOUT)
+				return rc_fail(&c->log, ETIMEDOUT,
+					       "no completion within %d ms; hint: the peer "
+					       "stalled, or the link is down",
+					       c->timeout_ms);
+			ret++; /* handled below like the sleeping path */
+			goto readable;
+		}
 		if (!armed) {
 			/* Ask for an event on the next completion, then poll
 			 * once more: one may have arrived before we asked. */
@@ -426,6 +473,7 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 			return rc_fail(&c->log, ECONNRESET, "the peer disconnected; hint: %s",
 				       rc_cm_event_hint(RDMA_CM_EVENT_DISCONNECTED, 0));
 		ret = wait_readable(fds, 3, deadline);
+	readable:
 		if (ret == 0) {
 			if (ibv_get_cq_event(c->dev.channel, &cq, &cq_ctx) == 0) {
 				ibv_ack_cq_events(cq, 1);
@@ -647,11 +695,11 @@ int rc_buf_alloc(struct rc_conn *c, size_t len, int access, struct rc_buf **out)
 int rc_post_recv(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len, uint64_t wr_id)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)b->addr + off,
+		.addr = b ? (uintptr_t)b->addr + off : 0,
 		.length = (uint32_t)len,
-		.lkey = b->mr->lkey,
+		.lkey = b ? b->mr->lkey : 0,
 	};
-	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = b ? 1 : 0 };
 	struct ibv_recv_wr *bad;
 	int ret;
 
@@ -662,6 +710,82 @@ int rc_post_recv(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len, ui
 			       ret == ENOMEM ? "more receives posted than max_recv_wr"
 					     : "is the QP in the error state?");
 	return 0;
+}
+
+static const char *wr_opcode_str(enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_SEND: return "SEND";
+	case IBV_WR_SEND_WITH_IMM: return "SEND_WITH_IMM";
+	case IBV_WR_RDMA_WRITE: return "RDMA_WRITE";
+	case IBV_WR_RDMA_WRITE_WITH_IMM: return "RDMA_WRITE_WITH_IMM";
+	case IBV_WR_RDMA_READ: return "RDMA_READ";
+	default: return "OTHER";
+	}
+}
+
+int rc_post_send_list(struct rc_conn *c, struct ibv_send_wr *first)
+{
+	struct ibv_send_wr *wr, *bad = NULL;
+	int ret;
+
+	if (c->log.verbose) {
+		for (wr = first; wr; wr = wr->next) {
+			if (wr->opcode == IBV_WR_SEND)
+				rc_trace(&c->log, "post SEND wr_id=%" PRIu64 " len=%u%s", wr->wr_id,
+					 wr->num_sge ? wr->sg_list[0].length : 0,
+					 wr->send_flags & IBV_SEND_SIGNALED ? " signaled" : "");
+			else
+				rc_trace(&c->log,
+					 "post %s wr_id=%" PRIu64 " len=%u remote=0x%" PRIx64
+					 " rkey=0x%x%s",
+					 wr_opcode_str(wr->opcode), wr->wr_id,
+					 wr->num_sge ? wr->sg_list[0].length : 0,
+					 wr->wr.rdma.remote_addr, wr->wr.rdma.rkey,
+					 wr->send_flags & IBV_SEND_SIGNALED ? " signaled" : "");
+		}
+	}
+	/* Returns an errno at once if a WR cannot be queued (bad points at
+	 * it; those before it were posted); whether the operation worked
+	 * arrives later as a completion status. */
+	ret = ibv_post_send(c->qp, first, &bad);
+	if (ret)
+		return rc_fail(&c->log, ret, "ibv_post_send(%s wr_id %" PRIu64 "): %s; hint: %s",
+			       bad ? wr_opcode_str(bad->opcode) : "?", bad ? bad->wr_id : 0,
+			       strerror(ret),
+			       ret == ENOMEM   ? "more WRs outstanding than max_send_wr"
+			       : ret == EINVAL ? "a WR exceeds the QP's limits (SGEs, inline size)"
+					       : "is the QP in the error state?");
+	return 0;
+}
+
+int rc_post_rdma(struct rc_conn *c, enum ibv_wr_opcode op, struct rc_buf *b, size_t off, size_t len,
+		 uint64_t raddr, uint32_t rkey, uint32_t imm, uint64_t wr_id, bool signaled)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)b->addr + off,
+		.length = (uint32_t)len,
+		.lkey = b->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = &sge,
+		.num_sge = len ? 1 : 0,
+		.opcode = op,
+		.send_flags = signaled ? IBV_SEND_SIGNALED : 0,
+	};
+
+	if (len > c->dev.max_msg_sz)
+		return rc_fail(&c->log, EMSGSIZE,
+			       "%s of %zu bytes is larger than the port's max_msg_sz %u; split it",
+			       wr_opcode_str(op), len, c->dev.max_msg_sz);
+	/* RC READ/WRITE name the remote memory in wr.rdma; a connected QP
+	 * needs no remote QPN or address handle per WR (that is UD). */
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	if (op == IBV_WR_RDMA_WRITE_WITH_IMM)
+		wr.imm_data = htobe32(imm);
+	return rc_post_send_list(c, &wr);
 }
 
 int rc_post_send(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len, uint64_t wr_id,
@@ -679,19 +803,8 @@ int rc_post_send(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len, ui
 		.opcode = IBV_WR_SEND,
 		.send_flags = signaled ? IBV_SEND_SIGNALED : 0,
 	};
-	struct ibv_send_wr *bad;
-	int ret;
 
-	rc_trace(&c->log, "post SEND wr_id=%" PRIu64 " len=%zu%s", wr_id, len,
-		 signaled ? " signaled" : "");
-	/* Returns an errno at once if the WR cannot be queued; whether the
-	 * send worked arrives later as a completion status. */
-	ret = ibv_post_send(c->qp, &wr, &bad);
-	if (ret)
-		return rc_fail(&c->log, ret, "ibv_post_send: %s; hint: %s", strerror(ret),
-			       ret == ENOMEM ? "more sends outstanding than max_send_wr"
-					     : "is the QP in the error state?");
-	return 0;
+	return rc_post_send_list(c, &wr);
 }
 
 /*

@@ -101,6 +101,23 @@ int rc_hdr_unpack(const void *buf, size_t len, struct rc_msg *out, char *err, si
  * header's length are allowed, missing ones are not. */
 int rc_priv_unpack(const void *buf, size_t len, struct rc_msg *out, char *err, size_t errlen);
 
+/*
+ * A memory region the peer may access: what a server advertises so the
+ * client can RDMA READ/WRITE it. 16 bytes on the wire: be64 addr,
+ * be32 rkey, be32 len.
+ */
+struct rc_remote_buf {
+	uint64_t addr;
+	uint32_t rkey;
+	uint32_t len;
+};
+#define RC_REMOTE_BUF_WIRE 16
+
+void rc_remote_buf_pack(void *p, const struct rc_remote_buf *r);
+void rc_remote_buf_unpack(const void *p, struct rc_remote_buf *r);
+/* Is [off, off+len) inside the advertised region? Overflow-safe. */
+bool rc_remote_range_ok(const struct rc_remote_buf *r, uint64_t off, uint64_t len);
+
 /* ------------------------------------------------------------------ */
 /* Registered buffers.                                                 */
 /* ------------------------------------------------------------------ */
@@ -136,6 +153,7 @@ struct rc_dev {
 struct rc_conn {
 	struct rc_log log;
 	int timeout_ms; /* bound of every single wait */
+	bool busy_poll; /* spin on the CQ instead of sleeping on its channel */
 	int cancel_fd;	/* -1, or an fd whose readability aborts waits */
 
 	struct rdma_event_channel *cm_channel; /* events of this id only */
@@ -173,10 +191,25 @@ int rc_create_qp(struct rc_conn *c, const struct ibv_qp_cap *cap);
 int rc_buf_alloc(struct rc_conn *c, size_t len, int access, struct rc_buf **out);
 
 /* Post one receive / send of buf[off, off+len). wr_id identifies it in
- * the completion; `signaled` asks for a send completion. */
+ * the completion; `signaled` asks for a send completion. A receive with
+ * b == NULL has no buffer at all (zero SGEs): enough for an
+ * RDMA_WRITE_WITH_IMM, whose data lands where the writer said and whose
+ * receive carries only the immediate value. */
 int rc_post_recv(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len, uint64_t wr_id);
 int rc_post_send(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len, uint64_t wr_id,
 		 bool signaled);
+
+/*
+ * One-sided operations on the peer's memory at raddr/rkey (which the peer
+ * advertised): op is IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM (imm is
+ * sent big-endian and consumes one receive at the peer) or
+ * IBV_WR_RDMA_READ. len must be at most dev.max_msg_sz.
+ */
+int rc_post_rdma(struct rc_conn *c, enum ibv_wr_opcode op, struct rc_buf *b, size_t off, size_t len,
+		 uint64_t raddr, uint32_t rkey, uint32_t imm, uint64_t wr_id, bool signaled);
+/* Post a chain of send WRs with one ibv_post_send (one doorbell), tracing
+ * each. On failure log.err names the WR that was refused. */
+int rc_post_send_list(struct rc_conn *c, struct ibv_send_wr *first);
 
 /* Client: rdma_connect with private data, wait for ESTABLISHED. */
 int rc_client_connect(struct rc_conn *c, const void *priv, uint8_t priv_len,

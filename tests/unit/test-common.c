@@ -190,6 +190,31 @@ static void fail_keeps_message_and_negates(void **state)
 	assert_int_equal(rc_fail(&log, 0, "x"), -EIO); /* never "success" */
 }
 
+static void remote_buf_wire_and_ranges(void **state)
+{
+	struct rc_remote_buf r = { .addr = 0x0102030405060708ull, .rkey = 0xa0b0c0d0, .len = 4096 };
+	struct rc_remote_buf back;
+	uint8_t wire[RC_REMOTE_BUF_WIRE];
+	static const uint8_t want[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 0xa0, 0xb0, 0xc0, 0xd0,
+					  0, 0, 0x10, 0 };
+
+	(void)state;
+	rc_remote_buf_pack(wire, &r);
+	assert_memory_equal(wire, want, sizeof(want)); /* big-endian */
+	rc_remote_buf_unpack(wire, &back);
+	assert_true(back.addr == r.addr && back.rkey == r.rkey && back.len == r.len);
+
+	assert_true(rc_remote_range_ok(&r, 0, 4096));
+	assert_true(rc_remote_range_ok(&r, 4095, 1));
+	assert_true(rc_remote_range_ok(&r, 4096, 0));
+	assert_false(rc_remote_range_ok(&r, 0, 4097));
+	assert_false(rc_remote_range_ok(&r, 4096, 1));
+	assert_false(rc_remote_range_ok(&r, 4097, 0));
+	/* Values that would wrap around if added naively. */
+	assert_false(rc_remote_range_ok(&r, 16, UINT64_MAX - 8));
+	assert_false(rc_remote_range_ok(&r, UINT64_MAX, 2));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -201,6 +226,7 @@ int main(void)
 		cmocka_unit_test(parse_port_timeout_uint),
 		cmocka_unit_test(hints_name_the_cause),
 		cmocka_unit_test(fail_keeps_message_and_negates),
+		cmocka_unit_test(remote_buf_wire_and_ranges),
 	};
 
 	return cmocka_run_group_tests_name("common", tests, NULL, NULL);
