@@ -29,16 +29,32 @@ CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
+XXHASH_INC  = /usr/include
+XXHASH_LIB  = $(LIBDIR)
+
 B := build
 
-EX01      := 01_basic-client-server
-EX01_BINS := $(EX01)/rdma-server $(EX01)/rdma-client
+EX01 := 01_basic-client-server
+EX02 := 02_read-write
+EX03 := 03_file-transfer
+
+# What `make` builds. An example joins these lists once it exists.
+EXAMPLES  := $(EX01)
+# EXAMPLES += $(EX02)
+# EXAMPLES += $(EX03)
 UNIT_BINS := $(B)/tests/test-common $(B)/tests/test-basic
+# UNIT_BINS += $(B)/tests/test-rw
+# UNIT_BINS += $(B)/tests/test-xfer
 
-.PHONY: all $(EX01) unit clean distclean test demo format check-format deps FORCE
-all: $(EX01)
+BINS := $(foreach e,$(EXAMPLES),$(e)/rdma-server $(e)/rdma-client)
+SRCS := $(wildcard common/*.[ch] $(addsuffix /*.[ch],$(EXAMPLES)) tests/unit/*.c)
 
-$(EX01): $(EX01_BINS)
+.PHONY: all $(EX01) $(EX02) $(EX03) unit clean test demo format check-format deps FORCE
+all: $(BINS)
+
+$(EX01): $(EX01)/rdma-server $(EX01)/rdma-client
+$(EX02): $(EX02)/rdma-server $(EX02)/rdma-client
+$(EX03): $(EX03)/rdma-server $(EX03)/rdma-client
 
 # Objects live under build/, so the source folders stay clean. -MMD -MP
 # writes header dependencies next to each object: touching a header
@@ -60,13 +76,30 @@ $(EX01)/rdma-server: $(B)/$(EX01)/server.o $(B)/$(EX01)/basic.o $(COMMON_O)
 $(EX01)/rdma-client: $(B)/$(EX01)/client.o $(B)/$(EX01)/basic.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# 02: rw.c holds what its client and server share.
+$(EX02)/rdma-server: $(B)/$(EX02)/server.o $(B)/$(EX02)/rw.o $(COMMON_O)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(EX02)/rdma-client: $(B)/$(EX02)/client.o $(B)/$(EX02)/rw.o $(COMMON_O)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# 03: xfer.c holds what its client and server share; XXH3 from libxxhash.
+$(B)/$(EX03)/%.o: CPPFLAGS += -I$(XXHASH_INC)
+$(EX03)/rdma-server: $(B)/$(EX03)/server.o $(B)/$(EX03)/xfer.o $(COMMON_O)
+	$(CC) $(LDFLAGS) -L$(XXHASH_LIB) -o $@ $^ -lxxhash $(LDLIBS)
+$(EX03)/rdma-client: $(B)/$(EX03)/client.o $(B)/$(EX03)/xfer.o $(COMMON_O)
+	$(CC) $(LDFLAGS) -L$(XXHASH_LIB) -o $@ $^ -lxxhash $(LDLIBS)
+
 # Unit tests (cmocka): no RDMA device needed.
 unit: $(UNIT_BINS)
-$(B)/tests/%.o: CPPFLAGS += -I$(CMOCKA_INC) -I$(EX01)
+$(B)/tests/%.o: CPPFLAGS += -I$(CMOCKA_INC) -I$(EX01) -I$(EX02) -I$(EX03) -I$(XXHASH_INC)
 $(B)/tests/test-common: $(B)/tests/unit/test-common.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
 $(B)/tests/test-basic: $(B)/tests/unit/test-basic.o $(B)/$(EX01)/basic.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
+$(B)/tests/test-rw: $(B)/tests/unit/test-rw.o $(B)/$(EX02)/rw.o $(COMMON_O)
+	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
+$(B)/tests/test-xfer: $(B)/tests/unit/test-xfer.o $(B)/$(EX03)/xfer.o $(COMMON_O)
+	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -L$(XXHASH_LIB) -o $@ $^ -lcmocka -lxxhash $(LDLIBS)
 
 # The two commands of the README. Each first makes sure the Debian
 # packages it needs are installed (as root) or says how to install them.
@@ -82,11 +115,11 @@ demo: deps
 	tools/rdma-env -- tools/demo.sh
 
 format:
-	clang-format -i common/*.[ch] $(EX01)/*.[ch] tests/unit/*.c
+	clang-format -i $(SRCS)
 check-format:
-	clang-format --dry-run --Werror common/*.[ch] $(EX01)/*.[ch] tests/unit/*.c
+	clang-format --dry-run --Werror $(SRCS)
 
 clean:
-	rm -rf $(B) $(EX01_BINS)
+	rm -rf $(B) $(foreach e,$(EX01) $(EX02) $(EX03),$(e)/rdma-server $(e)/rdma-client)
 
 -include $(wildcard $(B)/*/*.d $(B)/*/*/*.d)
