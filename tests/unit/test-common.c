@@ -195,8 +195,8 @@ static void remote_buf_wire_and_ranges(void **state)
 	struct rc_remote_buf r = { .addr = 0x0102030405060708ull, .rkey = 0xa0b0c0d0, .len = 4096 };
 	struct rc_remote_buf back;
 	uint8_t wire[RC_REMOTE_BUF_WIRE];
-	static const uint8_t want[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 0xa0, 0xb0, 0xc0, 0xd0,
-					  0, 0, 0x10, 0 };
+	static const uint8_t want[16] = { 1,	2,    3,    4,	  5, 6, 7,    8,
+					  0xa0, 0xb0, 0xc0, 0xd0, 0, 0, 0x10, 0 };
 
 	(void)state;
 	rc_remote_buf_pack(wire, &r);
