@@ -162,3 +162,11 @@ run_tests() {
 		rm -f "$T"/*
 	done
 }
+
+# check_sequence SECTION SIDE NAME: the [SIDE] steps of SECTION in
+# sequence.txt occur in order in NAME's stderr (its -v trace).
+check_sequence() {
+	local out
+	out=$("$ROOT/tests/check-sequence" "$ROOT/sequence.txt" "$1" "$2" "$T/$3.err") && return 0
+	fail "sequence.txt ($1) and the $3 trace disagree: $out"
+}
