@@ -1,0 +1,87 @@
+#!/bin/bash
+# tools/rdma-env-guest.sh: second stage of the Soft-RoCE VM booted by tools/rdma-env. Not for direct use.
+#
+# The initramfs /init has already mounted the root overlay (host / over 9p, read-only, + tmpfs), a tmpfs
+# on /run, this VM's private work dir at /run/rdma-env (9p, read-write, shared with the host) and the
+# caller's working directory at its own path (9p, read-write), then switch_root'ed to
+# `bash /run/rdma-env/guest.sh` (a copy of this file) as PID 1.
+#
+# Protocol with the host, all files in /run/rdma-env:
+#   in:  job.sh      sourced: VM_ROLE VM_ADDR VM_NETDEV VM_RDMA_DEV, JOB_CWD JOB_ARGV JOB_ENV (bash arrays)
+#   out: setup.log   output of the setup steps below (shown by the host only if something fails)
+#        ready       guest uptime when the RDMA port became ACTIVE (boot time, for the progress line)
+#        output.log  COMMAND's stdout+stderr; the host streams it live (tail -f)
+#        rc          COMMAND's exit status; its absence tells the host the run failed
+#        setup-failed  one-line reason, if the environment could not be set up
+# PID 1 must never exit (the kernel would panic), so every path ends in power_off.
+set -u
+W=/run/rdma-env
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin   # PID 1 inherits no PATH
+
+# Progress lines in setup.log carry the guest uptime, to see where boot time goes.
+log() { local up; read -r up _ < /proc/uptime; echo "[$up] rdma-env-guest: $*"; }
+
+power_off() {
+    sync
+    echo o > /proc/sysrq-trigger    # immediate power off; qemu runs with -no-reboot and exits
+    sleep 60                        # never return from PID 1 while the power-off is in progress
+}
+
+# Report an environment failure to the host (which exits 125 and shows setup.log), then power off.
+setup_failed() {
+    log "$*"
+    echo "$*" > "$W/setup-failed"
+    power_off
+}
+
+exec >>"$W/setup.log" 2>&1 </dev/null
+# shellcheck source=/dev/null
+. "$W/job.sh" || setup_failed "cannot read job.sh"
+
+# Pseudo filesystems that ordinary programs expect (/proc, /sys, /dev were moved here by /init).
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs shm /dev/shm
+ln -sfn /proc/self/fd /dev/fd
+ln -sfn /proc/self/fd/0 /dev/stdin; ln -sfn /proc/self/fd/1 /dev/stdout; ln -sfn /proc/self/fd/2 /dev/stderr
+hostname "rdma-env-$VM_ROLE"
+log "stage 2 started"
+
+# Modules come from the host's /lib/modules through the overlay: the kernel is the host's installed
+# Debian kernel, so versions match. sch_netem is optional (loss injection in later two-node tests).
+for m in virtio_net rdma_rxe rdma_ucm ib_uverbs; do
+    modprobe "$m" || setup_failed "modprobe $m failed"
+done
+modprobe sch_netem || echo "rdma-env-guest: sch_netem not available (only needed for loss injection)"
+
+log "modules loaded"
+ip link set lo up
+ip link set "$VM_NETDEV" up || setup_failed "no network device $VM_NETDEV"
+ip addr add "$VM_ADDR" dev "$VM_NETDEV" || setup_failed "cannot add $VM_ADDR to $VM_NETDEV"
+rdma link add "$VM_RDMA_DEV" type rxe netdev "$VM_NETDEV" || setup_failed "rdma link add $VM_RDMA_DEV failed"
+
+# The rxe port follows the netdev's carrier; it is normally ACTIVE at once. Bounded wait: 20 s.
+active=0
+for _ in $(seq 200); do
+    if rdma link show "$VM_RDMA_DEV/1" 2>/dev/null | grep -q 'state ACTIVE'; then active=1; break; fi
+    sleep 0.1
+done
+rdma link show
+[ $active = 1 ] || setup_failed "port $VM_RDMA_DEV/1 did not become ACTIVE within 20 s"
+log "Soft-RoCE port $VM_RDMA_DEV/1 active"
+read -r uptime _ < /proc/uptime
+echo "$uptime" > "$W/ready"
+
+# Run COMMAND with a clean environment: only what the host chose to pass, plus the RDMA variables.
+# stdin is /dev/null: there is no terminal in the VM.
+ip=${VM_ADDR%/*}
+(
+    cd "$JOB_CWD" || exit 125
+    exec env -i -- HOME=/root USER=root LOGNAME=root SHELL=/bin/bash "${JOB_ENV[@]}" \
+        RDMA_IP="$ip" RDMA_DEV="$VM_RDMA_DEV" RDMA_ENV_MODE=vm "${JOB_ARGV[@]}"
+) >>"$W/output.log" 2>&1 </dev/null
+rc=$?
+log "command exited with status $rc"
+sync    # COMMAND's files in the shared working directory must reach the host before power-off
+echo "$rc" > "$W/rc.tmp" && mv "$W/rc.tmp" "$W/rc"
+power_off
