@@ -16,7 +16,17 @@ cleanup() {
 trap cleanup EXIT
 failed=0
 
-show() { printf '$ %s\n' "$*"; }
+# show CMD...: print a command as one would type it.
+show() {
+	local a out="\$"
+	for a in "$@"; do
+		case $a in
+		*[[:space:]]* | *\'* | "") out+=" '${a//\'/\'\\\'\'}'" ;;
+		*) out+=" $a" ;;
+		esac
+	done
+	printf '%s\n' "$out"
+}
 
 # start_server NAME CMD...: start in the background, wait (bounded) for
 # "listening on ... port N", print its lines as they come; sets PORT.
@@ -43,12 +53,25 @@ step() {
 	[ "$rc" = 0 ] || { echo "demo: FAILED (exit $rc): $*"; failed=1; }
 }
 
+# server_log NAME: the server's output, long runs of lines shortened.
 server_log() {
+	local f=$work/$1.out n
+	n=$(wc -l <"$f")
 	echo "--- server output:"
-	cat "$work/$1.out"
+	if [ "$n" -le 14 ]; then
+		cat "$f"
+	else
+		head -n 8 "$f"
+		echo "    ... ($((n - 12)) more lines) ..."
+		tail -n 4 "$f"
+	fi
 }
 
 echo "RDMA device ${RDMA_DEV:-?} at $RDMA_IP (${RDMA_ENV_MODE:-?} mode)"
+if [ "${RDMA_ENV_MODE:-}" != device ]; then
+	echo "(Soft-RoCE emulates the NIC in software$([ "${RDMA_ENV_MODE:-}" = vm ] && echo ", here inside an emulated VM"):"
+	echo " latencies and rates below are far from real hardware; compare them only with each other)"
+fi
 echo
 echo "=== 01_basic-client-server: connect with librdmacm, SEND/RECV messages"
 cd 01_basic-client-server || exit 2
