@@ -49,7 +49,7 @@ UNIT_BINS := $(B)/tests/test-common $(B)/tests/test-basic
 BINS := $(foreach e,$(EXAMPLES),$(e)/rdma-server $(e)/rdma-client)
 SRCS := $(wildcard common/*.[ch] $(addsuffix /*.[ch],$(EXAMPLES)) tests/unit/*.c)
 
-.PHONY: all $(EX01) $(EX02) $(EX03) unit clean test demo format check-format deps FORCE
+.PHONY: all $(EX01) $(EX02) $(EX03) unit clean test demo format check-format FORCE
 all: $(BINS)
 
 $(EX01): $(EX01)/rdma-server $(EX01)/rdma-client
@@ -103,14 +103,13 @@ $(B)/tests/test-xfer: $(B)/tests/unit/test-xfer.o $(B)/$(EX03)/xfer.o $(COMMON_O
 
 # The two commands of the README. Each first makes sure the Debian
 # packages it needs are installed (as root) or says how to install them.
-deps:
-	tools/deps base
-
-test: deps
+test:
+	tools/deps base test
 	$(MAKE) all unit
 	tests/run
 
-demo: deps
+demo:
+	tools/deps base
 	$(MAKE) all
 	tools/rdma-env -- tools/demo.sh
 

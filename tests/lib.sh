@@ -39,11 +39,11 @@ fail() { REASON="$*"; return 1; }
 tail_of() { [ -f "$1" ] && tail -n "${2:-3}" "$1" | tr '\n' '|' | cut -c1-400; }
 
 # start_server NAME PROGRAM [ARGS...]: start it on a free port (-p 0 is
-# added), wait for "listening on ADDR port N", set PORT.
+# appended), wait for "listening on ADDR port N", set PORT.
 start_server() {
 	local name=$1 prog=$2 i
 	shift 2
-	"$prog" -p 0 "$@" >"$T/$name.out" 2>"$T/$name.err" &
+	"$prog" "$@" -p 0 >"$T/$name.out" 2>"$T/$name.err" &
 	PID[$name]=$!
 	for ((i = 0; i < SERVER_READY_S * 10; i++)); do
 		PORT=$(sed -n 's/^listening on .* port \([0-9][0-9]*\)$/\1/p' "$T/$name.out" | head -n1)

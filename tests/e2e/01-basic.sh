@@ -201,8 +201,20 @@ t_sequence_matches_trace() {
 	check_sequence 01_basic-client-server s srv
 }
 
+t_valgrind_clean() {
+	# No invalid access, no uninitialised use, no leak, on either side.
+	command -v valgrind >/dev/null || { REASON="valgrind not installed"; return 77; }
+	local vg=(valgrind -q --leak-check=full --show-leak-kinds=definite,indirect
+		--errors-for-leak-kinds=definite,indirect --error-exitcode=9)
+	SERVER_READY_S=60 start_server srv "${vg[@]}" "$S" --once || return 1
+	run cli "${vg[@]}" "$C" --timeout 20 -n 20 -s 4K "$RDMA_IP" "$PORT"
+	want_rc cli 0 || return 1
+	wait_exit srv 60
+	want_rc srv 0
+}
+
 run_tests t_one_message t_custom_text_and_port_option t_thousand_messages_with_latency \
 	t_64k_payload t_one_server_three_clients_in_a_row t_three_clients_at_once \
 	t_nothing_listening t_not_an_rdma_address t_bad_options t_server_killed_during_session \
 	t_client_killed_server_survives t_server_stops_cleanly_with_client_connected \
-	t_foreign_client_rejected t_too_many_clients_rejected_busy t_ipv6 t_sequence_matches_trace
+	t_foreign_client_rejected t_too_many_clients_rejected_busy t_ipv6 t_sequence_matches_trace t_valgrind_clean
