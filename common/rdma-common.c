@@ -574,9 +574,15 @@ int rc_client_resolve(struct rc_conn *c, const char *host, const char *port)
 	/* Find the local RDMA device that reaches this IP address. */
 	ret = rdma_resolve_addr(c->id, NULL, res->ai_dst_addr, c->timeout_ms);
 	rdma_freeaddrinfo(res);
-	if (ret)
-		return rc_fail(&c->log, errno, "rdma_resolve_addr(%s): %s; hint: %s", c->peer,
-			       strerror(errno), rc_cm_event_hint(RDMA_CM_EVENT_ADDR_ERROR, 0));
+	if (ret) {
+		ret = errno;
+		return rc_fail(
+			&c->log, ret, "rdma_resolve_addr(%s): %s; hint: %s", c->peer, strerror(ret),
+			ret == ENETUNREACH || ret == EHOSTUNREACH
+				? "no route from here to that address (see `ip route get ADDR`); "
+				  "it must be reachable through the RDMA device's netdev"
+				: rc_cm_event_hint(RDMA_CM_EVENT_ADDR_ERROR, 0));
+	}
 	ret = wait_cm_event(c, RDMA_CM_EVENT_ADDR_RESOLVED, "resolving the address", &info);
 	if (ret)
 		return ret;

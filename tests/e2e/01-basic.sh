@@ -103,6 +103,16 @@ t_not_an_rdma_address() {
 	want_err cli2 "cannot resolve 'no-such-host.invalid'"
 }
 
+t_unreachable_host() {
+	# 192.0.2.1 (TEST-NET-1) answers nobody: exit 3 within the timeout,
+	# whether the route fails at once or the connect times out.
+	local t0=$SECONDS
+	run cli "$C" --timeout 3 192.0.2.1 7471
+	want_rc cli 3 || return 1
+	want_err cli "hint: " || return 1
+	[ $((SECONDS - t0)) -le 8 ] || fail "took $((SECONDS - t0))s, timeout was 3s"
+}
+
 t_bad_options() {
 	run c1 "$C" --bogus "$RDMA_IP"; want_rc c1 2 || return 1
 	want_err c1 "unknown option '--bogus' \(try --help\)" || return 1
@@ -215,6 +225,6 @@ t_valgrind_clean() {
 
 run_tests t_one_message t_custom_text_and_port_option t_thousand_messages_with_latency \
 	t_64k_payload t_one_server_three_clients_in_a_row t_three_clients_at_once \
-	t_nothing_listening t_not_an_rdma_address t_bad_options t_server_killed_during_session \
+	t_nothing_listening t_not_an_rdma_address t_unreachable_host t_bad_options t_server_killed_during_session \
 	t_client_killed_server_survives t_server_stops_cleanly_with_client_connected \
 	t_foreign_client_rejected t_too_many_clients_rejected_busy t_ipv6 t_sequence_matches_trace t_valgrind_clean
