@@ -49,7 +49,7 @@ UNIT_BINS := $(B)/tests/test-common $(B)/tests/test-basic
 BINS := $(foreach e,$(EXAMPLES),$(e)/rdma-server $(e)/rdma-client)
 SRCS := $(wildcard common/*.[ch] $(addsuffix /*.[ch],$(EXAMPLES)) tests/unit/*.c)
 
-.PHONY: all $(EX01) $(EX02) $(EX03) unit clean test demo format check-format FORCE
+.PHONY: all $(EX01) $(EX02) $(EX03) unit clean test demo transcript format check-format FORCE
 all: $(BINS)
 
 $(EX01): $(EX01)/rdma-server $(EX01)/rdma-client
@@ -112,6 +112,12 @@ demo:
 	tools/deps base
 	$(MAKE) all
 	tools/rdma-env -- tools/demo.sh
+
+# Regenerate s.txt from a real demo run.
+transcript:
+	tools/deps base
+	$(MAKE) all
+	tools/transcript.sh
 
 format:
 	clang-format -i $(SRCS)

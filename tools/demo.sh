@@ -33,7 +33,7 @@ show() {
 start_server() {
 	local name=$1 i
 	shift
-	show "$* &"
+	show "$@" "&"
 	"$@" >"$work/$name.out" 2>&1 &
 	pids+=($!)
 	for ((i = 0; i < 150; i++)); do
@@ -47,7 +47,7 @@ start_server() {
 
 # step CMD...: run, show output, note failure (bounded by timeout).
 step() {
-	show "$*"
+	show "$@"
 	timeout 120 "$@" 2>&1
 	local rc=$?
 	[ "$rc" = 0 ] || { echo "demo: FAILED (exit $rc): $*"; failed=1; }
@@ -67,10 +67,12 @@ server_log() {
 	fi
 }
 
-echo "RDMA device ${RDMA_DEV:-?} at $RDMA_IP (${RDMA_ENV_MODE:-?} mode)"
+# Lines about the environment start with "# " (tests/normalize-transcript
+# ignores them: they differ from machine to machine).
+echo "# RDMA device ${RDMA_DEV:-?} at $RDMA_IP (${RDMA_ENV_MODE:-?} mode), kernel $(uname -r)"
 if [ "${RDMA_ENV_MODE:-}" != device ]; then
-	echo "(Soft-RoCE emulates the NIC in software$([ "${RDMA_ENV_MODE:-}" = vm ] && echo ", here inside an emulated VM"):"
-	echo " latencies and rates below are far from real hardware; compare them only with each other)"
+	echo "# Soft-RoCE emulates the NIC in software$([ "${RDMA_ENV_MODE:-}" = vm ] && echo ", here inside an emulated VM"):"
+	echo "# latencies and rates below are far from real hardware; compare them only with each other."
 fi
 echo
 echo "=== 01_basic-client-server: connect with librdmacm, SEND/RECV messages"
