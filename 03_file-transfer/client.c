@@ -1,0 +1,743 @@
+// SPDX-License-Identifier: MIT
+/*
+ * 03 rdma-client: copy one file to (put) or from (get) an rdma-server,
+ * pipelined, verified, and committed atomically.
+ *
+ * What it shows, in order (see sequence.txt): check the local side first
+ * (the source can be read, or the destination may be created) so a bad
+ * command fails before any network traffic; resolve; create a QP sized
+ * from the depth; register a ring of DEPTH chunk-sized slots; post every
+ * receive; connect with a HELLO (put or get, chunk, depth), so the server
+ * can refuse an oversized ring before allocating anything; send the
+ * REQUEST (name, size); then
+ *   put: pread chunk k into slot k % depth and RDMA_WRITE_WITH_IMM it into
+ *        the same slot of the server's ring, the immediate naming slot and
+ *        sequence; a slot is written again only after the server returned
+ *        its CREDIT (its copy is on disk) and our WRITE completed (our copy
+ *        may be overwritten); up to DEPTH chunks in flight, and the disk
+ *        reads of the next chunks happen while earlier chunks are on the
+ *        wire;
+ *   get: for each CHUNK{slot, offset, len, seq} the server announces,
+ *        RDMA_READ the slot into our own slot (at most rd_depth READs in
+ *        flight: the responder keeps state for each), pwrite it to a
+ *        temporary file, and return the slot with a CREDIT;
+ * then DONE{size, checksum} from the sender and COMMITTED from the
+ * receiver, who fsyncs, verifies and renames only if everything matches.
+ *
+ * Copies: per side one CPU copy remains, between the page cache and the
+ * registered ring (pread/pwrite). RDMA removes the socket buffers: the NIC
+ * reads our ring and writes the peer's. What does not overlap: this
+ * program is single-threaded, so while it is in pread/pwrite it does not
+ * poll the CQ (the NIC carries on with the chunks already posted), and
+ * one core's copy rate bounds the transfer. A faster variant would use
+ * O_DIRECT into the ring and an I/O thread or io_uring.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "xfer.h"
+
+struct progress {
+	bool on, tty;
+	uint64_t t0_ns, last_ns;
+	bool shown; /* a TTY line is on screen */
+};
+
+struct client {
+	struct xfer_client_opts opt;
+	struct rc_conn conn;
+	struct xfer_ctl ctl;
+	struct rc_buf *ring; /* depth slots of chunk bytes */
+	struct xfer_hash hash;
+	uint8_t digest[XFER_HASH_LEN];
+	uint8_t initiator_depth; /* get: READs we may have outstanding */
+	int fd;			 /* put: the source file */
+	int dirfd;		 /* get: the destination directory */
+	struct xfer_sink sink;	 /* get: the temporary file */
+	char local_name[XFER_NAME_MAX + 1];
+	uint64_t size, nchunks;
+	struct rc_remote_buf peer_ring;
+	uint16_t rd_depth; /* get: the server's answer */
+	char qname[400];   /* the remote name, quoted */
+	struct progress prog;
+	uint64_t t0_ns;
+};
+
+/* ------------------------------------------------------------------ */
+/* The local side, checked before connecting                           */
+/* ------------------------------------------------------------------ */
+
+static int open_source(struct client *cl, char *err, size_t errlen)
+{
+	struct stat st;
+
+	cl->fd = open(cl->opt.local, O_RDONLY | O_CLOEXEC);
+	if (cl->fd < 0) {
+		snprintf(err, errlen, "cannot open '%s': %s", cl->opt.local, strerror(errno));
+		return -1;
+	}
+	if (fstat(cl->fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "'%s' is %s, not a regular file", cl->opt.local,
+			 S_ISDIR(st.st_mode) ? "a directory" : "a special file");
+		return -1;
+	}
+	/* A hint that we read it once, front to back: more read-ahead. */
+	posix_fadvise(cl->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	cl->size = (uint64_t)st.st_size;
+	return 0;
+}
+
+/*
+ * get: where the file goes. A directory DST receives it under the remote
+ * NAME, so that name must be safe here too (we are the authority over our
+ * own disk); otherwise DST names the file. The temporary file is created
+ * now, next to it, so an unwritable or existing destination fails before
+ * we connect.
+ */
+static int open_destination(struct client *cl, char *err, size_t errlen)
+{
+	const char *dst = cl->opt.local, *slash;
+	char dir[4096], why[200];
+	struct stat st;
+	size_t n;
+
+	if (stat(dst, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (xfer_name_check(cl->opt.name, strlen(cl->opt.name), why, sizeof(why))) {
+			snprintf(err, errlen, "cannot store %.100s in '%.100s': %s", cl->qname, dst,
+				 why);
+			return -1;
+		}
+		snprintf(dir, sizeof(dir), "%s", dst);
+		snprintf(cl->local_name, sizeof(cl->local_name), "%s", cl->opt.name);
+	} else {
+		slash = strrchr(dst, '/');
+		n = slash ? (size_t)(slash - dst) : 1;
+		if (n >= sizeof(dir) || strlen(slash ? slash + 1 : dst) > XFER_NAME_MAX) {
+			snprintf(err, errlen, "'%s': name too long", dst);
+			return -1;
+		}
+		if (!slash)
+			memcpy(dir, ".", 2);
+		else if (slash == dst)
+			memcpy(dir, "/", 2);
+		else
+			snprintf(dir, sizeof(dir), "%.*s", (int)n, dst);
+		snprintf(cl->local_name, sizeof(cl->local_name), "%s", slash ? slash + 1 : dst);
+		if (!cl->local_name[0]) {
+			snprintf(err, errlen, "'%s': no such directory", dst);
+			return -1;
+		}
+	}
+	cl->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cl->dirfd < 0) {
+		snprintf(err, errlen, "cannot open directory '%s': %s", dir, strerror(errno));
+		return -1;
+	}
+	if (xfer_sink_open(&cl->sink, cl->dirfd, cl->local_name, cl->opt.force, why,
+			   sizeof(why))) {
+		snprintf(err, errlen, "%s", why);
+		return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Progress: bytes, rate and ETA on stderr                             */
+/* ------------------------------------------------------------------ */
+
+static void progress_show(struct client *cl, uint64_t done)
+{
+	struct progress *p = &cl->prog;
+	uint64_t now = rc_now_ns(), left;
+	double secs, rate;
+	char a[32], b[32], eta[32];
+
+	if (!p->on || now - p->last_ns < (p->tty ? 250000000u : 1000000000u))
+		return;
+	p->last_ns = now;
+	secs = (double)(now - p->t0_ns) / 1e9;
+	rate = secs > 0 ? (double)done / secs : 0;
+	left = rate > 0 ? (uint64_t)((double)(cl->size - done) / rate) : 0;
+	if (rate > 0)
+		snprintf(eta, sizeof(eta), "%" PRIu64 ":%02" PRIu64 ":%02" PRIu64, left / 3600,
+			 left / 60 % 60, left % 60);
+	else
+		snprintf(eta, sizeof(eta), "--:--:--");
+	xfer_fmt_size(a, sizeof(a), done);
+	xfer_fmt_size(b, sizeof(b), cl->size);
+	fprintf(stderr, "%s%s %s of %s (%.0f%%), %.1f MiB/s, ETA %s%s", p->tty ? "\r" : "",
+		cl->opt.op == XFER_PUT ? "put" : "get", a, b,
+		cl->size ? 100.0 * (double)done / (double)cl->size : 100.0, rate / 1048576.0,
+		eta, p->tty ? "\033[K" : "\n");
+	p->shown = p->tty;
+}
+
+static void progress_end(struct client *cl)
+{
+	if (cl->prog.shown)
+		fputs("\r\033[K", stderr); /* clear the line */
+	cl->prog.shown = false;
+}
+
+/* ------------------------------------------------------------------ */
+/* Connection setup                                                    */
+/* ------------------------------------------------------------------ */
+
+/* The ring could not be registered: usually the locked-memory limit. */
+static int ring_failed(struct client *cl, int ret)
+{
+	uint64_t chunk = cl->opt.chunk, budget, c2;
+	char ring[32], c[32], lim[32], small[32], hint[160];
+	struct rlimit rl;
+
+	if ((ret != -ENOMEM && ret != -EPERM) || getrlimit(RLIMIT_MEMLOCK, &rl))
+		return ret; /* the library's message says it all */
+	xfer_fmt_size(ring, sizeof(ring), chunk * cl->opt.depth);
+	xfer_fmt_size(c, sizeof(c), chunk);
+	if (rl.rlim_cur == RLIM_INFINITY)
+		return rc_fail(&cl->conn.log, -ret,
+			       "cannot register the %s ring (chunk %s x depth %u): %s; `ulimit -l` "
+			       "is unlimited, so the machine is short of lockable memory: try a "
+			       "smaller -c or -t",
+			       ring, c, cl->opt.depth, strerror(-ret));
+	/* Leave room for our control buffers and the driver's queues. */
+	budget = rl.rlim_cur > (2u << 20) ? rl.rlim_cur - (1u << 20) : rl.rlim_cur / 2;
+	if (budget >= 2 * chunk) {
+		snprintf(hint, sizeof(hint), "-c %s -t %" PRIu64, c,
+			 budget / chunk < cl->opt.depth ? budget / chunk : cl->opt.depth - 1u);
+	} else {
+		/* The largest power of two that fits 4 times. */
+		for (c2 = 1u << 30; c2 > XFER_MIN_CHUNK && c2 * 4 > budget; c2 /= 2)
+			;
+		xfer_fmt_size(small, sizeof(small), c2);
+		if (c2 * 4 <= budget)
+			snprintf(hint, sizeof(hint), "-c %s -t 4", small);
+		else
+			snprintf(hint, sizeof(hint), "%s", "nothing useful fits: raise the limit");
+	}
+	xfer_fmt_size(lim, sizeof(lim), rl.rlim_cur);
+	return rc_fail(&cl->conn.log, -ret,
+		       "cannot register the %s ring (chunk %s x depth %u): %s; registered memory is "
+		       "locked memory, limited to %s for this process (`ulimit -l`): raise the "
+		       "limit, or use a ring that fits, e.g. %s",
+		       ring, c, cl->opt.depth, strerror(-ret), lim, hint);
+}
+
+/* Returns 0, or a negative errno; *usage set when -c does not fit. */
+static int setup(struct client *cl, bool *usage)
+{
+	struct rc_conn *c = &cl->conn;
+	unsigned depth = cl->opt.depth;
+	/* Sends: up to DEPTH data operations (WRITEs or READs) plus our
+	 * control messages. Receives: see XFER_RECVS. */
+	struct ibv_qp_cap cap = { .max_send_wr = depth + XFER_RECVS(depth),
+				  .max_recv_wr = XFER_RECVS(depth),
+				  .max_send_sge = 1,
+				  .max_recv_sge = 1 };
+	char a[32], b[32];
+	int access, ret;
+
+	ret = rc_create_qp(c, &cap);
+	if (ret)
+		return ret;
+	/* One chunk is one RDMA operation: it must fit the port's limit. */
+	if (cl->opt.chunk > c->dev.max_msg_sz) {
+		*usage = true;
+		xfer_fmt_size(a, sizeof(a), cl->opt.chunk);
+		xfer_fmt_size(b, sizeof(b), c->dev.max_msg_sz);
+		return rc_fail(&c->log, EINVAL,
+			       "chunk %s is larger than the port's max_msg_sz (%s); use -c %s or "
+			       "less",
+			       a, b, b);
+	}
+	if (cl->opt.op == XFER_GET) {
+		/* How many READs we ask to have outstanding: the responder
+		 * must hold state for each, so devices cap it (max_qp_rd_atom,
+		 * often 16 on hardware). */
+		cl->initiator_depth = depth < c->dev.max_rd_atom ? (uint8_t)depth
+								 : c->dev.max_rd_atom;
+		if (!cl->initiator_depth)
+			return rc_fail(&c->log, ENOTSUP, "this device cannot issue RDMA READs");
+	}
+	/* put: the NIC only reads our ring (no flag needed); get: RDMA READ
+	 * responses land in it (LOCAL_WRITE). Nothing remote touches it. */
+	access = cl->opt.op == XFER_PUT ? 0 : IBV_ACCESS_LOCAL_WRITE;
+	ret = rc_buf_alloc(c, (size_t)cl->opt.chunk * depth, access, &cl->ring);
+	if (ret)
+		return ring_failed(cl, ret);
+	/* Every receive posted before connecting: the server may answer the
+	 * moment the connection is up. */
+	return xfer_ctl_init(&cl->ctl, c, XFER_RECVS(depth), XFER_RECVS(depth));
+}
+
+static int connect_server(struct client *cl)
+{
+	struct xfer_hello h = { .op = (uint8_t)cl->opt.op,
+				.depth = cl->opt.depth,
+				.chunk = cl->opt.chunk };
+	uint8_t priv[XFER_HELLO_LEN];
+
+	/* The HELLO lets the server size its QP and ring, or refuse. */
+	xfer_hello_pack(priv, &h);
+	return rc_client_connect(&cl->conn, priv, sizeof(priv), cl->initiator_depth, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Messages                                                            */
+/* ------------------------------------------------------------------ */
+
+/* The next message from the server; data completions are not expected. */
+static int next_msg(struct client *cl, struct xfer_msg *m)
+{
+	struct ibv_wc wc;
+	int ret;
+
+	ret = xfer_ctl_next(&cl->ctl, &wc);
+	if (ret)
+		return ret;
+	if (!xfer_ctl_is_recv(&cl->ctl, &wc) || wc.opcode != IBV_WC_RECV)
+		return rc_unexpected_wc(&cl->conn, &wc);
+	return xfer_ctl_take(&cl->ctl, &wc, m);
+}
+
+static int server_error(struct client *cl, const struct xfer_msg *m)
+{
+	return rc_fail(&cl->conn.log, (int)m->u.error.code, "server: %s", m->u.error.text);
+}
+
+static int unexpected(struct client *cl, const struct xfer_msg *m)
+{
+	return rc_fail(&cl->conn.log, EPROTO, "protocol error: unexpected %s from the server",
+		       xfer_type_str(m->type));
+}
+
+/* A failure on our side during a transfer: tell the server, then fail. */
+static int __attribute__((format(printf, 3, 4))) give_up(struct client *cl, int code,
+							 const char *fmt, ...)
+{
+	char text[XFER_ERR_TEXT + 1];
+	struct xfer_msg m;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	xfer_make_error(&m, code, "%s", text);
+	/* Best effort: the connection may be gone already. */
+	if (xfer_ctl_send(&cl->ctl, &m) == 0)
+		xfer_ctl_drain(&cl->ctl);
+	return rc_fail(&cl->conn.log, code, "%s", text);
+}
+
+/* REQUEST, then ACCEPT (or the server's reason for refusing). */
+static int request(struct client *cl)
+{
+	struct xfer_msg m = { .type = XFER_T_REQUEST };
+	struct xfer_accept *a = &m.u.accept;
+	uint64_t ring_len = (uint64_t)cl->opt.chunk * cl->opt.depth;
+	int ret;
+
+	m.u.request.size = cl->opt.op == XFER_PUT ? cl->size : 0;
+	m.u.request.flags = cl->opt.op == XFER_PUT && cl->opt.force ? XFER_REQ_F_FORCE : 0;
+	m.u.request.name_len = (uint16_t)strlen(cl->opt.name);
+	memcpy(m.u.request.name, cl->opt.name, m.u.request.name_len);
+	ret = xfer_ctl_send(&cl->ctl, &m);
+	if (!ret)
+		ret = next_msg(cl, &m);
+	if (ret)
+		return ret;
+	if (m.type == XFER_T_ERROR)
+		return server_error(cl, &m);
+	if (m.type != XFER_T_ACCEPT)
+		return unexpected(cl, &m);
+	/* Never trust the peer: the ring must be exactly what we asked for,
+	 * the size what we announced (put), the READ depth what we offered. */
+	if (a->ring.len != ring_len || (cl->opt.op == XFER_PUT && a->size != cl->size) ||
+	    (cl->opt.op == XFER_PUT && a->rd_depth) ||
+	    (cl->opt.op == XFER_GET && (a->rd_depth < 1 || a->rd_depth > cl->initiator_depth)))
+		return rc_fail(&cl->conn.log, EPROTO,
+			       "protocol error: ACCEPT with ring of %u bytes (asked %" PRIu64
+			       "), size %" PRIu64 ", rd_depth %u",
+			       a->ring.len, ring_len, a->size, a->rd_depth);
+	cl->peer_ring = a->ring;
+	cl->rd_depth = a->rd_depth;
+	cl->size = a->size;
+	cl->nchunks = xfer_nchunks(cl->size, cl->opt.chunk);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* put                                                                 */
+/* ------------------------------------------------------------------ */
+
+/* Disk -> our slot (the one CPU copy), hashed while it is in the cache. */
+static int read_chunk(struct client *cl, uint64_t seq)
+{
+	uint32_t chunk = cl->opt.chunk, len = xfer_chunk_len(cl->size, chunk, seq);
+	uint8_t *data = (uint8_t *)cl->ring->addr + (size_t)(seq % cl->opt.depth) * chunk;
+	char why[RC_ERR_LEN];
+	int ret;
+
+	ret = xfer_read_full(cl->fd, data, len, seq * chunk, why, sizeof(why));
+	if (ret)
+		return give_up(cl, -ret, "client cannot read '%s': %s", cl->opt.local, why);
+	xfer_hash_update(&cl->hash, data, len);
+	return 0;
+}
+
+/* Our slot -> the same slot of the server's ring, with the immediate that
+ * tells the server which chunk just landed. */
+static int post_chunk_write(struct client *cl, uint64_t seq)
+{
+	uint32_t chunk = cl->opt.chunk, len = xfer_chunk_len(cl->size, chunk, seq);
+	uint16_t slot = (uint16_t)(seq % cl->opt.depth);
+	uint64_t off = (uint64_t)slot * chunk;
+
+	if (!rc_remote_range_ok(&cl->peer_ring, off, len))
+		return rc_fail(&cl->conn.log, EPROTO, "slot %u is outside the server's ring", slot);
+	/* Signalled: the completion says our slot may be refilled. */
+	return rc_post_rdma(&cl->conn, IBV_WR_RDMA_WRITE_WITH_IMM, cl->ring, off, len,
+			    cl->peer_ring.addr + off, cl->peer_ring.rkey, xfer_imm_pack(seq, slot),
+			    slot, true);
+}
+
+static int send_done(struct client *cl)
+{
+	struct xfer_msg m = { .type = XFER_T_DONE };
+
+	xfer_hash_final(&cl->hash, cl->digest);
+	m.u.done.size = cl->size;
+	memcpy(m.u.done.hash, cl->digest, XFER_HASH_LEN);
+	return xfer_ctl_send(&cl->ctl, &m);
+}
+
+static int check_committed(struct client *cl, const struct xfer_done *d)
+{
+	char ours[2 * XFER_HASH_LEN + 1], theirs[2 * XFER_HASH_LEN + 1];
+
+	if (d->size == cl->size && !memcmp(d->hash, cl->digest, XFER_HASH_LEN))
+		return 0;
+	xfer_hash_hex(cl->digest, ours);
+	xfer_hash_hex(d->hash, theirs);
+	return rc_fail(&cl->conn.log, EPROTO,
+		       "the server committed %" PRIu64 " bytes with %s %s, we sent %" PRIu64
+		       " with %s",
+		       d->size, XFER_HASH_NAME, theirs, cl->size, ours);
+}
+
+static int put_file(struct client *cl)
+{
+	uint64_t n = cl->nchunks, depth = cl->opt.depth;
+	/* Chunks read from disk, posted, whose WRITE completed, and whose
+	 * slot the server returned. Chunk k always uses slot k % depth. */
+	uint64_t nread = 0, posted = 0, written = 0, credited = 0;
+	bool done_sent = false, committed = false;
+	struct xfer_msg m;
+	struct ibv_wc wc;
+	char why[RC_ERR_LEN];
+	int ret;
+
+	for (;;) {
+		/* 1. The network first: post every chunk that is read and
+		 *    whose slot the server has free. */
+		if (posted < nread && posted < credited + depth) {
+			ret = post_chunk_write(cl, posted++);
+			if (ret)
+				return ret;
+			continue;
+		}
+		/* 2. Then the disk: refill every slot whose WRITE is done,
+		 *    while the chunks already posted are on the wire. */
+		if (nread < n && nread < written + depth) {
+			ret = read_chunk(cl, nread++);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (posted == n && !done_sent) {
+			ret = send_done(cl);
+			if (ret)
+				return ret;
+			done_sent = true;
+			continue;
+		}
+		if (committed && written == n)
+			return 0;
+		progress_show(cl, credited * cl->opt.chunk < cl->size ? credited * cl->opt.chunk
+								      : cl->size);
+		/* 3. Nothing to do but wait for the next completion. */
+		ret = xfer_ctl_next(&cl->ctl, &wc);
+		if (ret)
+			return ret;
+		if (wc.opcode == IBV_WC_RDMA_WRITE && wc.wr_id == written % depth &&
+		    written < posted) {
+			written++;
+			continue;
+		}
+		if (!xfer_ctl_is_recv(&cl->ctl, &wc) || wc.opcode != IBV_WC_RECV)
+			return rc_unexpected_wc(&cl->conn, &wc);
+		ret = xfer_ctl_take(&cl->ctl, &wc, &m);
+		if (ret)
+			return ret;
+		if (m.type == XFER_T_CREDIT) {
+			ret = xfer_check_credit(&m.u.credit, credited, posted, cl->opt.depth, why,
+						sizeof(why));
+			if (ret)
+				return rc_fail(&cl->conn.log, EPROTO, "protocol error: %s", why);
+			credited++;
+		} else if (m.type == XFER_T_COMMITTED && done_sent && credited == n) {
+			ret = check_committed(cl, &m.u.done);
+			if (ret)
+				return ret;
+			committed = true;
+		} else if (m.type == XFER_T_ERROR) {
+			return server_error(cl, &m);
+		} else {
+			return unexpected(cl, &m);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* get                                                                 */
+/* ------------------------------------------------------------------ */
+
+/* The server's slot -> our slot, by the NIC alone. */
+static int post_chunk_read(struct client *cl, uint64_t seq)
+{
+	uint32_t chunk = cl->opt.chunk, len = xfer_chunk_len(cl->size, chunk, seq);
+	uint16_t slot = (uint16_t)(seq % cl->opt.depth);
+	uint64_t off = (uint64_t)slot * chunk;
+
+	if (!rc_remote_range_ok(&cl->peer_ring, off, len))
+		return rc_fail(&cl->conn.log, EPROTO, "slot %u is outside the server's ring", slot);
+	return rc_post_rdma(&cl->conn, IBV_WR_RDMA_READ, cl->ring, off, len,
+			    cl->peer_ring.addr + off, cl->peer_ring.rkey, 0, slot, true);
+}
+
+/* A READ completed: our slot -> the temporary file, then give the slot
+ * back to the server. */
+static int on_chunk_read(struct client *cl, uint64_t seq)
+{
+	uint32_t chunk = cl->opt.chunk, len = xfer_chunk_len(cl->size, chunk, seq);
+	uint16_t slot = (uint16_t)(seq % cl->opt.depth);
+	const uint8_t *data = (const uint8_t *)cl->ring->addr + (size_t)slot * chunk;
+	struct xfer_msg m = { .type = XFER_T_CREDIT };
+	char why[RC_ERR_LEN];
+	int ret;
+
+	ret = xfer_sink_write(&cl->sink, data, len, seq * chunk, why, sizeof(why));
+	if (ret)
+		return give_up(cl, -ret, "client: %s; removed the partial file", why);
+	xfer_hash_update(&cl->hash, data, len);
+	rc_trace(&cl->conn.log, "chunk %" PRIu64 ": wrote %u bytes at offset %" PRIu64 " from slot %u",
+		 seq, len, seq * chunk, slot);
+	m.u.credit.seq = seq;
+	m.u.credit.slot = slot;
+	return xfer_ctl_send(&cl->ctl, &m);
+}
+
+/* All data is in the temporary file: fsync, verify, rename, tell. */
+static int commit_get(struct client *cl, const struct xfer_done *d)
+{
+	struct xfer_msg m = { .type = XFER_T_COMMITTED };
+	char why[RC_ERR_LEN], ours[2 * XFER_HASH_LEN + 1], theirs[2 * XFER_HASH_LEN + 1];
+	int ret;
+
+	xfer_hash_final(&cl->hash, cl->digest);
+	if (d->size != cl->size)
+		return give_up(cl, EPROTO, "DONE for %" PRIu64 " bytes, ACCEPT said %" PRIu64,
+			       d->size, cl->size);
+	ret = xfer_sink_sync(&cl->sink, cl->size, why, sizeof(why));
+	if (ret)
+		return give_up(cl, -ret, "client: %s; removed the partial file", why);
+	if (memcmp(d->hash, cl->digest, XFER_HASH_LEN)) {
+		xfer_hash_hex(cl->digest, ours);
+		xfer_hash_hex(d->hash, theirs);
+		return give_up(cl, EIO,
+			       "checksum mismatch: the server sent %s %s, we received %s; nothing "
+			       "was stored",
+			       XFER_HASH_NAME, theirs, ours);
+	}
+	rc_trace(&cl->conn.log, "fsync'd, %" PRIu64 " bytes and " XFER_HASH_NAME " verified",
+		 cl->size);
+	ret = xfer_sink_commit(&cl->sink, why, sizeof(why));
+	if (ret)
+		return give_up(cl, -ret, "client: %s", why);
+	rc_trace(&cl->conn.log, "renamed %s to %s", cl->sink.tmp, cl->sink.name);
+	m.u.done.size = cl->size;
+	memcpy(m.u.done.hash, cl->digest, XFER_HASH_LEN);
+	ret = xfer_ctl_send(&cl->ctl, &m);
+	/* Wait until the server has it, before we disconnect. */
+	return ret ? ret : xfer_ctl_drain(&cl->ctl);
+}
+
+static int get_file(struct client *cl)
+{
+	uint64_t n = cl->nchunks;
+	/* Chunks the server announced, READs posted, READs done. */
+	uint64_t announced = 0, posted = 0, done = 0;
+	struct xfer_done fin = { 0 };
+	bool have_done = false;
+	struct xfer_msg m;
+	struct ibv_wc wc;
+	char why[RC_ERR_LEN];
+	int ret;
+
+	for (;;) {
+		/* READ every announced chunk, at most rd_depth at a time. */
+		if (posted < announced && posted - done < cl->rd_depth) {
+			ret = post_chunk_read(cl, posted++);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (have_done && done == n)
+			return commit_get(cl, &fin);
+		progress_show(cl, done * cl->opt.chunk < cl->size ? done * cl->opt.chunk
+								  : cl->size);
+		ret = xfer_ctl_next(&cl->ctl, &wc);
+		if (ret)
+			return ret;
+		if (wc.opcode == IBV_WC_RDMA_READ && wc.wr_id == done % cl->opt.depth &&
+		    done < posted) {
+			/* READs complete in order: this is chunk `done`. */
+			ret = on_chunk_read(cl, done++);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (!xfer_ctl_is_recv(&cl->ctl, &wc) || wc.opcode != IBV_WC_RECV)
+			return rc_unexpected_wc(&cl->conn, &wc);
+		ret = xfer_ctl_take(&cl->ctl, &wc, &m);
+		if (ret)
+			return ret;
+		if (m.type == XFER_T_CHUNK) {
+			/* Sequence, slot, offset and length: exactly the
+			 * next chunk, or the connection ends here. */
+			ret = xfer_check_chunk(&m.u.chunk, announced, cl->size, cl->opt.chunk,
+					       cl->opt.depth, why, sizeof(why));
+			if (ret)
+				return give_up(cl, EPROTO, "protocol error: %s", why);
+			announced++;
+		} else if (m.type == XFER_T_DONE && !have_done && announced == n) {
+			fin = m.u.done;
+			have_done = true;
+		} else if (m.type == XFER_T_ERROR) {
+			return server_error(cl, &m);
+		} else {
+			return unexpected(cl, &m);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* main                                                                */
+/* ------------------------------------------------------------------ */
+
+static void print_result(struct client *cl)
+{
+	double secs = (double)(rc_now_ns() - cl->t0_ns) / 1e9;
+	char hex[2 * XFER_HASH_LEN + 1];
+
+	xfer_hash_hex(cl->digest, hex);
+	printf("%s %s: %" PRIu64 " bytes in %.3f s (%.1f MiB/s), %s %s verified\n",
+	       cl->opt.op == XFER_PUT ? "put" : "get", cl->opt.name, cl->size, secs,
+	       secs > 0 ? (double)cl->size / secs / 1048576.0 : 0.0, XFER_HASH_NAME, hex);
+}
+
+int main(int argc, char **argv)
+{
+	struct client cl = { .fd = -1, .dirfd = -1 };
+	struct rc_conn *c = &cl.conn;
+	char err[RC_ERR_LEN], q[360];
+	bool usage = false;
+	int ret, code = RC_EXIT_FAIL;
+
+	cl.sink.fd = -1;
+	ret = xfer_parse_client(argc, argv, &cl.opt, err, sizeof(err));
+	if (ret) {
+		if (ret < 0)
+			fprintf(stderr, "rdma-client: %s (try --help)\n", err);
+		return ret > 0 ? RC_EXIT_OK : RC_EXIT_USAGE;
+	}
+	/* Line-buffered even into a pipe: scripts watch our progress. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	xfer_quote(q, sizeof(q), cl.opt.name, strlen(cl.opt.name));
+	snprintf(cl.qname, sizeof(cl.qname), "'%s'", q);
+	rc_conn_init(c, "client", cl.opt.verbose, cl.opt.timeout_ms, -1);
+
+	/* 1. The local side, before any traffic: exit 2 if it is wrong. */
+	ret = cl.opt.op == XFER_PUT ? open_source(&cl, err, sizeof(err))
+				    : open_destination(&cl, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "rdma-client: %s\n", err);
+		code = RC_EXIT_USAGE;
+		goto out;
+	}
+	if (xfer_hash_init(&cl.hash)) {
+		fprintf(stderr, "rdma-client: out of memory\n");
+		goto out;
+	}
+	/* 2. Which device and path reach the server? */
+	ret = rc_client_resolve(c, cl.opt.host, cl.opt.port);
+	if (ret) {
+		code = RC_EXIT_NOCONN;
+		goto fail;
+	}
+	/* 3. QP, ring and control buffers; receives posted. */
+	ret = setup(&cl, &usage);
+	if (ret) {
+		code = usage ? RC_EXIT_USAGE : RC_EXIT_FAIL;
+		goto fail;
+	}
+	/* 4. Connect with the HELLO; the server may refuse (its reason is
+	 * in the REJECT). */
+	ret = connect_server(&cl);
+	if (ret) {
+		code = RC_EXIT_NOCONN;
+		goto fail;
+	}
+	/* 5. Which file; the server's ring. */
+	cl.t0_ns = rc_now_ns();
+	cl.prog = (struct progress){ .on = cl.opt.progress == 1 ||
+					   (cl.opt.progress < 0 && isatty(STDERR_FILENO)),
+				     .tty = isatty(STDERR_FILENO),
+				     .t0_ns = cl.t0_ns };
+	ret = request(&cl);
+	/* 6. The data, then DONE and COMMITTED. */
+	if (!ret)
+		ret = cl.opt.op == XFER_PUT ? put_file(&cl) : get_file(&cl);
+	progress_end(&cl);
+	if (ret)
+		goto fail;
+	/* 7. Goodbye. The file is committed: a failure here changes nothing. */
+	rc_disconnect(c);
+	if (!cl.opt.quiet)
+		print_result(&cl);
+	code = RC_EXIT_OK;
+	goto out;
+fail:
+	fprintf(stderr, "rdma-client: %s %s: %s\n", cl.opt.op == XFER_PUT ? "put" : "get",
+		cl.qname, c->log.err);
+out:
+	/* A get that did not commit leaves nothing behind. */
+	xfer_sink_abort(&cl.sink);
+	rc_conn_destroy(c);
+	xfer_ctl_free(&cl.ctl);
+	xfer_hash_free(&cl.hash);
+	if (cl.fd >= 0)
+		close(cl.fd);
+	if (cl.dirfd >= 0)
+		close(cl.dirfd);
+	return code;
+}

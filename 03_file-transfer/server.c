@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: MIT
+/*
+ * 03 rdma-server: serve the files of one directory and receive uploads
+ * into it, over RDMA, several clients at once.
+ *
+ * What it shows, in order (see sequence.txt): read the client's HELLO
+ * (put or get, chunk size, depth) from the connect request and enforce the
+ * limits before allocating anything; create a QP sized from the depth;
+ * register one ring of DEPTH chunk-sized slots that the client may WRITE
+ * (put) or READ (get), and nothing else; post every receive before
+ * accepting; then
+ *   put: each chunk arrives by RDMA_WRITE_WITH_IMM straight into a ring
+ *        slot (no receive buffer, no copy by us on the way in); the
+ *        immediate names the slot and sequence, which we check; we pwrite
+ *        the slot to a temporary file and return the slot with a CREDIT;
+ *        at DONE we fsync, compare the checksum and rename into place;
+ *   get: we pread the next chunks into free slots, announce each with a
+ *        CHUNK message; the client RDMA_READs it and returns a CREDIT.
+ * Each client has its own thread, QP, CQ, ring and file (rc_serve in
+ * common/): one client's crash, stall or garbage only ends its own
+ * transfer.
+ *
+ * Copies: RDMA removes the socket-buffer copies and the protocol work of
+ * TCP (the NIC moves the bytes between the two rings). What remains is one
+ * CPU copy on each side between the page cache and the ring: pwrite from
+ * the ring (put), pread into it (get). O_DIRECT into the registered ring
+ * would remove that one too, at the price of alignment rules.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "xfer.h"
+
+struct server {
+	struct xfer_server_opts opt;
+	int dirfd; /* the root: every name is opened relative to it */
+};
+
+/* One client's transfer. */
+struct session {
+	struct rc_conn *c;
+	const struct server *srv;
+	struct xfer_hello hello;
+	uint8_t rd_depth;	 /* get: READs we accepted to serve at once */
+	struct rc_buf *ring;	 /* hello.depth slots of hello.chunk bytes */
+	struct xfer_ctl ctl;	 /* control messages */
+	struct xfer_hash hash;	 /* of the data as we write or read it */
+	struct xfer_sink sink;	 /* put: the temporary file */
+	int fd;			 /* get: the file served */
+	uint64_t size, nchunks;	 /* of the file */
+	char qname[400];	 /* the name, quoted for messages */
+	uint8_t digest[XFER_HASH_LEN];
+};
+
+/* ------------------------------------------------------------------ */
+/* Connection setup                                                    */
+/* ------------------------------------------------------------------ */
+
+/* Refuse the connect request after a local failure, keeping our message. */
+static int reject_setup(struct rc_conn *c, int ret, const char *why)
+{
+	char err[RC_ERR_LEN];
+
+	memcpy(err, c->log.err, sizeof(err));
+	rc_reject(c, why);
+	memcpy(c->log.err, err, sizeof(err));
+	return ret;
+}
+
+static int setup(struct session *s)
+{
+	struct rc_conn *c = s->c;
+	unsigned depth = s->hello.depth;
+	/* Receives: DEPTH chunks (put) or credits (get) in flight, plus the
+	 * end of stream and an ERROR. Sends: our control messages only. */
+	struct ibv_qp_cap cap = { .max_send_wr = XFER_RECVS(depth),
+				  .max_recv_wr = XFER_RECVS(depth),
+				  .max_send_sge = 1,
+				  .max_recv_sge = 1 };
+	char why[256];
+	int access, ret;
+
+	ret = rc_create_qp(c, &cap);
+	if (ret)
+		return reject_setup(c, ret, "the server could not create a QP");
+	/* Only now is the port's max_msg_sz known: the last limit. */
+	ret = xfer_check_limits(&s->hello, &s->srv->opt.lim, c->dev.max_msg_sz, why, sizeof(why));
+	if (ret) {
+		rc_reject(c, why);
+		return rc_fail(&c->log, ERANGE, "rejected: %s", why);
+	}
+	/*
+	 * The only memory the client may touch, and only through this
+	 * connection's QP (the rkey belongs to this connection's PD):
+	 * put: REMOTE_WRITE (which needs LOCAL_WRITE too); get: REMOTE_READ,
+	 * filled by our own pread, which needs no flag at all.
+	 */
+	access = s->hello.op == XFER_PUT ? IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE
+					 : IBV_ACCESS_REMOTE_READ;
+	ret = rc_buf_alloc(c, (size_t)s->hello.chunk * depth, access, &s->ring);
+	if (ret)
+		return reject_setup(c, ret,
+				    "the server could not register its ring; try a smaller -c or -t");
+	ret = xfer_ctl_init(&s->ctl, c, XFER_RECVS(depth), XFER_RECVS(depth));
+	if (ret)
+		return reject_setup(c, ret, "the server could not set up the connection");
+	return 0;
+}
+
+/* Read the HELLO, check it against our limits, set up, accept. */
+static int accept_client(struct session *s, const void *priv, size_t priv_len)
+{
+	struct rc_conn *c = s->c;
+	char why[256];
+	int ret;
+
+	ret = xfer_hello_unpack(priv, priv_len, &s->hello, why, sizeof(why));
+	if (!ret)
+		/* Limits first, before anything is allocated (max_msg_sz is
+		 * checked in setup, once the device is known). */
+		ret = xfer_check_limits(&s->hello, &s->srv->opt.lim, UINT32_MAX, why, sizeof(why));
+	if (ret) {
+		rc_reject(c, why);
+		return rc_fail(&c->log, EPROTO, "rejected: %s", why);
+	}
+	rc_trace(&c->log, "HELLO %s chunk=%u depth=%u", s->hello.op == XFER_PUT ? "put" : "get",
+		 s->hello.chunk, s->hello.depth);
+	ret = setup(s);
+	if (ret)
+		return ret;
+	if (s->hello.op == XFER_GET) {
+		/* READ needs responder resources: how many of the client's
+		 * READs we serve at once. At most what the client asked
+		 * for, the device allows, and the ring holds. The CM reports
+		 * the request from our side's point of view: the client's
+		 * initiator depth arrives as the responder resources it
+		 * wants from us. */
+		unsigned rd = s->hello.depth;
+
+		if (rd > c->peer_responder_resources)
+			rd = c->peer_responder_resources;
+		if (rd > c->dev.max_rd_atom)
+			rd = c->dev.max_rd_atom;
+		if (rd == 0) {
+			rc_reject(c, "get needs RDMA READ, but the connect request offered an "
+				     "initiator depth of 0");
+			return rc_fail(&c->log, EPROTO, "rejected: initiator depth 0 for a get");
+		}
+		s->rd_depth = (uint8_t)rd;
+	}
+	return rc_accept(c, 0, s->rd_depth);
+}
+
+/* ------------------------------------------------------------------ */
+/* Errors: tell the client, then end only this connection.             */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Send ERROR{code, text} (the client prints the text), wait until it is
+ * delivered, and record it for our log. Returns -code.
+ */
+static int __attribute__((format(printf, 3, 4))) refuse(struct session *s, int code,
+							const char *fmt, ...)
+{
+	struct xfer_msg m;
+	char text[XFER_ERR_TEXT + 1];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	xfer_make_error(&m, code, "%s", text);
+	rc_fail(&s->c->log, code, "%s %s: %s", s->hello.op == XFER_PUT ? "put" : "get", s->qname,
+		m.u.error.text);
+	/* Best effort: the connection may be gone already. */
+	if (xfer_ctl_send(&s->ctl, &m) == 0)
+		xfer_ctl_drain(&s->ctl);
+	return -code;
+}
+
+/* The transport failed or the client vanished: nothing to tell it. */
+static int lost_client(struct session *s, int ret, uint64_t done)
+{
+	char why[RC_ERR_LEN];
+
+	snprintf(why, sizeof(why), "%s", s->c->log.err);
+	if (s->c->peer_disconnected)
+		snprintf(why, sizeof(why), "%s", "the client disconnected");
+	return rc_fail(&s->c->log, ret == -ETIMEDOUT ? ETIMEDOUT : ECONNABORTED,
+		       "%s %s: %s after %" PRIu64 " of %" PRIu64 " bytes%s",
+		       s->hello.op == XFER_PUT ? "put" : "get", s->qname, why, done, s->size,
+		       s->hello.op == XFER_PUT ? "; removed the partial file" : "");
+}
+
+/* ------------------------------------------------------------------ */
+/* The REQUEST                                                         */
+/* ------------------------------------------------------------------ */
+
+static int wait_request(struct session *s, struct xfer_msg *m)
+{
+	struct ibv_wc wc;
+	int ret;
+
+	ret = xfer_ctl_next(&s->ctl, &wc);
+	if (ret)
+		return ret;
+	if (!xfer_ctl_is_recv(&s->ctl, &wc) || wc.opcode != IBV_WC_RECV)
+		return refuse(s, EPROTO, "protocol error: expected a REQUEST first");
+	ret = xfer_ctl_take(&s->ctl, &wc, m);
+	if (ret)
+		return refuse(s, EPROTO, "protocol error: %s", s->c->log.err);
+	if (m->type != XFER_T_REQUEST)
+		return refuse(s, EPROTO, "protocol error: expected a REQUEST, got %s",
+			      xfer_type_str(m->type));
+	return 0;
+}
+
+static int send_accept(struct session *s)
+{
+	struct xfer_msg m = { .type = XFER_T_ACCEPT };
+
+	m.u.accept.size = s->size;
+	m.u.accept.ring = (struct rc_remote_buf){ .addr = (uintptr_t)s->ring->addr,
+						  .rkey = s->ring->mr->rkey,
+						  .len = (uint32_t)s->ring->len };
+	m.u.accept.rd_depth = s->rd_depth;
+	return xfer_ctl_send(&s->ctl, &m);
+}
+
+/* put: may we create this name? Then the temporary file. */
+static int start_put(struct session *s, const struct xfer_request *r)
+{
+	char why[RC_ERR_LEN];
+	int ret;
+
+	s->size = r->size;
+	s->nchunks = xfer_nchunks(s->size, s->hello.chunk);
+	ret = xfer_sink_open(&s->sink, s->srv->dirfd, r->name, r->flags & XFER_REQ_F_FORCE, why,
+			     sizeof(why));
+	if (ret)
+		return refuse(s, -ret, "%s", why);
+	rc_trace(&s->c->log, "created temporary file %s", s->sink.tmp);
+	return send_accept(s);
+}
+
+/* get: open the file without following symlinks; regular files only. */
+static int start_get(struct session *s, const struct xfer_request *r)
+{
+	struct stat st;
+	int ret;
+
+	if (r->size || r->flags)
+		return refuse(s, EPROTO, "protocol error: a get REQUEST has size 0 and no flags");
+	/* O_NOFOLLOW: a symlink placed in DIR is refused (ELOOP), so it
+	 * cannot lead outside. O_NONBLOCK: opening a FIFO must not hang us;
+	 * fstat then refuses everything but regular files. */
+	s->fd = openat(s->srv->dirfd, r->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (s->fd < 0) {
+		ret = errno;
+		if (ret == ELOOP)
+			return refuse(s, ret, "%s is a symbolic link; the server does not follow "
+					      "links",
+				      s->qname);
+		if (ret == ENOENT)
+			return refuse(s, ret, "no such file %s on the server", s->qname);
+		return refuse(s, ret, "cannot open %s: %s", s->qname, strerror(ret));
+	}
+	if (fstat(s->fd, &st))
+		return refuse(s, errno, "cannot stat %s: %s", s->qname, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return refuse(s, EINVAL, "%s is %s, not a regular file", s->qname,
+			      S_ISDIR(st.st_mode) ? "a directory" : "a special file");
+	fcntl(s->fd, F_SETFL, 0); /* back to blocking reads */
+	/* A hint that we read it once, front to back: more read-ahead. */
+	posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	s->size = (uint64_t)st.st_size;
+	s->nchunks = xfer_nchunks(s->size, s->hello.chunk);
+	return send_accept(s);
+}
+
+static int on_request(struct session *s, const struct xfer_msg *m)
+{
+	const struct xfer_request *r = &m->u.request;
+	char why[200], q[360];
+
+	xfer_quote(q, sizeof(q), r->name, r->name_len);
+	snprintf(s->qname, sizeof(s->qname), "'%s'", q);
+	/* Never trust the name: a plain name inside DIR, or nothing. */
+	if (xfer_name_check(r->name, r->name_len, why, sizeof(why)))
+		return refuse(s, EINVAL, "forbidden name %s: %s", s->qname, why);
+	return s->hello.op == XFER_PUT ? start_put(s, r) : start_get(s, r);
+}
+
+/* ------------------------------------------------------------------ */
+/* put: chunks arrive by RDMA_WRITE_WITH_IMM                           */
+/* ------------------------------------------------------------------ */
+
+static int on_chunk_written(struct session *s, uint64_t seq, const struct ibv_wc *wc)
+{
+	uint32_t chunk = s->hello.chunk, imm = be32toh(wc->imm_data);
+	uint16_t slot = (uint16_t)(seq % s->hello.depth);
+	const uint8_t *data = (const uint8_t *)s->ring->addr + (size_t)slot * chunk;
+	struct xfer_msg m = { .type = XFER_T_CREDIT };
+	char why[RC_ERR_LEN];
+	int ret;
+
+	/* The data is already in the slot; the immediate and byte_len say
+	 * which chunk it claims to be. Check before using it. */
+	ret = xfer_check_imm(imm, wc->byte_len, seq, s->size, chunk, s->hello.depth, why,
+			     sizeof(why));
+	if (ret)
+		return refuse(s, EPROTO, "protocol error: %s", why);
+	/* The one copy on this side: slot -> page cache. Meanwhile the NIC
+	 * keeps receiving the next chunks into the other slots. */
+	ret = xfer_sink_write(&s->sink, data, wc->byte_len, seq * chunk, why, sizeof(why));
+	if (ret)
+		return refuse(s, -ret, "server: %s; removed the partial file", why);
+	xfer_hash_update(&s->hash, data, wc->byte_len);
+	rc_trace(&s->c->log, "chunk %" PRIu64 ": wrote %u bytes at offset %" PRIu64 " from slot %u",
+		 seq, wc->byte_len, seq * chunk, slot);
+	/* The slot is free again: that is the credit. */
+	m.u.credit.seq = seq;
+	m.u.credit.slot = slot;
+	return xfer_ctl_send(&s->ctl, &m);
+}
+
+/* DONE: all data is here. fsync, verify, rename, answer. */
+static int on_put_done(struct session *s, uint64_t arrived, const struct xfer_done *d)
+{
+	struct xfer_msg m = { .type = XFER_T_COMMITTED };
+	char why[RC_ERR_LEN], ours[2 * XFER_HASH_LEN + 1], theirs[2 * XFER_HASH_LEN + 1];
+	int ret;
+
+	if (arrived != s->nchunks || d->size != s->size)
+		return refuse(s, EPROTO,
+			      "protocol error: DONE after %" PRIu64 " of %" PRIu64
+			      " chunks, for %" PRIu64 " of %" PRIu64 " bytes",
+			      arrived, s->nchunks, d->size, s->size);
+	xfer_hash_final(&s->hash, s->digest);
+	ret = xfer_sink_sync(&s->sink, s->size, why, sizeof(why));
+	if (ret)
+		return refuse(s, -ret, "server: %s; removed the partial file", why);
+	xfer_hash_hex(s->digest, ours);
+	xfer_hash_hex(d->hash, theirs);
+	if (memcmp(s->digest, d->hash, XFER_HASH_LEN))
+		return refuse(s, EIO,
+			      "checksum mismatch: the client sent %s %s, the server received %s; "
+			      "nothing was stored",
+			      XFER_HASH_NAME, theirs, ours);
+	rc_trace(&s->c->log, "fsync'd, %" PRIu64 " bytes and " XFER_HASH_NAME " verified", s->size);
+	ret = xfer_sink_commit(&s->sink, why, sizeof(why));
+	if (ret)
+		return refuse(s, -ret, "server: %s", why);
+	rc_trace(&s->c->log, "renamed %s to %s", s->sink.tmp, s->sink.name);
+	m.u.done.size = s->size;
+	memcpy(m.u.done.hash, s->digest, XFER_HASH_LEN);
+	ret = xfer_ctl_send(&s->ctl, &m);
+	if (!ret)
+		ret = xfer_ctl_drain(&s->ctl);
+	/* Committed either way: the file is in place and verified. */
+	printf("put %s from %s: %" PRIu64 " bytes, %s %s verified, stored\n", s->qname,
+	       s->c->peer, s->size, XFER_HASH_NAME, ours);
+	return 0;
+}
+
+static int receive_file(struct session *s)
+{
+	uint64_t arrived = 0;
+	struct xfer_msg m;
+	struct ibv_wc wc;
+	int ret;
+
+	for (;;) {
+		ret = xfer_ctl_next(&s->ctl, &wc);
+		if (ret)
+			return lost_client(s, ret, arrived * s->hello.chunk);
+		if (!xfer_ctl_is_recv(&s->ctl, &wc))
+			return refuse(s, EPROTO, "protocol error: unexpected completion");
+		ret = xfer_ctl_take(&s->ctl, &wc, &m);
+		if (ret)
+			return refuse(s, EPROTO, "protocol error: %s", s->c->log.err);
+		if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+			ret = on_chunk_written(s, arrived, &wc);
+			if (ret)
+				return ret;
+			arrived++;
+		} else if (m.type == XFER_T_DONE) {
+			return on_put_done(s, arrived, &m.u.done);
+		} else if (m.type == XFER_T_ERROR) {
+			return rc_fail(&s->c->log, ECONNABORTED,
+				       "put %s: the client gave up: %s; removed the partial file",
+				       s->qname, m.u.error.text);
+		} else {
+			return refuse(s, EPROTO, "protocol error: unexpected %s during a put",
+				      xfer_type_str(m.type));
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* get: we announce filled slots, the client READs them                */
+/* ------------------------------------------------------------------ */
+
+static int fill_slot(struct session *s, uint64_t seq)
+{
+	uint32_t chunk = s->hello.chunk, len = xfer_chunk_len(s->size, chunk, seq);
+	uint16_t slot = (uint16_t)(seq % s->hello.depth);
+	uint8_t *data = (uint8_t *)s->ring->addr + (size_t)slot * chunk;
+	struct xfer_msg m = { .type = XFER_T_CHUNK };
+	char why[RC_ERR_LEN];
+	int ret;
+
+	/* The one copy on this side: page cache -> slot, while the client
+	 * is READing the slots announced before. */
+	ret = xfer_read_full(s->fd, data, len, seq * chunk, why, sizeof(why));
+	if (ret)
+		return refuse(s, -ret, "server cannot read %s: %s", s->qname, why);
+	xfer_hash_update(&s->hash, data, len);
+	m.u.chunk = (struct xfer_chunk){ .seq = seq, .offset = seq * chunk, .len = len, .slot = slot };
+	return xfer_ctl_send(&s->ctl, &m);
+}
+
+static int on_get_committed(struct session *s, uint64_t credited, const struct xfer_done *d)
+{
+	char ours[2 * XFER_HASH_LEN + 1], theirs[2 * XFER_HASH_LEN + 1];
+
+	xfer_hash_hex(s->digest, ours);
+	xfer_hash_hex(d->hash, theirs);
+	if (credited != s->nchunks || d->size != s->size ||
+	    memcmp(d->hash, s->digest, XFER_HASH_LEN))
+		return rc_fail(&s->c->log, EPROTO,
+			       "get %s: the client committed %" PRIu64 " bytes with %s %s, we sent "
+			       "%" PRIu64 " with %s",
+			       s->qname, d->size, XFER_HASH_NAME, theirs, s->size, ours);
+	printf("get %s to %s: %" PRIu64 " bytes, %s %s verified by the client\n", s->qname,
+	       s->c->peer, s->size, XFER_HASH_NAME, ours);
+	return 0;
+}
+
+static int send_file(struct session *s)
+{
+	uint64_t filled = 0, credited = 0;
+	bool done_sent = false;
+	struct xfer_msg m;
+	struct ibv_wc wc;
+	char why[RC_ERR_LEN];
+	int ret;
+
+	for (;;) {
+		/* Keep every free slot filled and announced. */
+		if (filled < s->nchunks && filled < credited + s->hello.depth) {
+			ret = fill_slot(s, filled);
+			if (ret)
+				return ret;
+			filled++;
+			continue;
+		}
+		if (filled == s->nchunks && !done_sent) {
+			m = (struct xfer_msg){ .type = XFER_T_DONE };
+			xfer_hash_final(&s->hash, s->digest);
+			m.u.done.size = s->size;
+			memcpy(m.u.done.hash, s->digest, XFER_HASH_LEN);
+			ret = xfer_ctl_send(&s->ctl, &m);
+			if (ret)
+				return lost_client(s, ret, credited * s->hello.chunk);
+			done_sent = true;
+			continue;
+		}
+		ret = xfer_ctl_next(&s->ctl, &wc);
+		if (ret)
+			return lost_client(s, ret, credited * s->hello.chunk);
+		if (!xfer_ctl_is_recv(&s->ctl, &wc) || wc.opcode != IBV_WC_RECV)
+			return refuse(s, EPROTO, "protocol error: unexpected completion");
+		ret = xfer_ctl_take(&s->ctl, &wc, &m);
+		if (ret)
+			return refuse(s, EPROTO, "protocol error: %s", s->c->log.err);
+		if (m.type == XFER_T_CREDIT) {
+			ret = xfer_check_credit(&m.u.credit, credited, filled, s->hello.depth, why,
+						sizeof(why));
+			if (ret)
+				return refuse(s, EPROTO, "protocol error: %s", why);
+			credited++;
+		} else if (m.type == XFER_T_COMMITTED && done_sent) {
+			return on_get_committed(s, credited, &m.u.done);
+		} else if (m.type == XFER_T_ERROR) {
+			return rc_fail(&s->c->log, ECONNABORTED, "get %s: the client failed: %s",
+				       s->qname, m.u.error.text);
+		} else {
+			return refuse(s, EPROTO, "protocol error: unexpected %s during a get",
+				      xfer_type_str(m.type));
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* One client                                                          */
+/* ------------------------------------------------------------------ */
+
+/* After success: the client disconnects; wait for it (bounded). */
+static void wait_goodbye(struct session *s)
+{
+	struct ibv_wc wc;
+
+	while (xfer_ctl_next(&s->ctl, &wc) == 0)
+		;
+	rc_disconnect(s->c);
+}
+
+static int serve_client(struct rc_conn *c, const void *priv, size_t priv_len, void *arg)
+{
+	struct session s = { .c = c, .srv = arg, .fd = -1, .qname = "?" };
+	struct xfer_msg m;
+	int ret;
+
+	s.sink.fd = -1;
+	ret = accept_client(&s, priv, priv_len);
+	if (ret)
+		goto out;
+	printf("connection from %s: %s, chunk %u x depth %u\n", c->peer,
+	       s.hello.op == XFER_PUT ? "put" : "get", s.hello.chunk, s.hello.depth);
+	ret = xfer_hash_init(&s.hash);
+	if (ret) {
+		rc_fail(&c->log, -ret, "cannot set up the checksum: %s", strerror(-ret));
+		goto out;
+	}
+	ret = wait_request(&s, &m);
+	if (!ret)
+		ret = on_request(&s, &m);
+	if (!ret)
+		ret = s.hello.op == XFER_PUT ? receive_file(&s) : send_file(&s);
+	if (!ret)
+		wait_goodbye(&s);
+out:
+	/* Every way out of a put that did not commit removes the temporary
+	 * file; after a commit there is none left to remove. */
+	xfer_sink_abort(&s.sink);
+	if (s.fd >= 0)
+		close(s.fd);
+	xfer_hash_free(&s.hash);
+	xfer_ctl_free(&s.ctl);
+	return ret;
+}
+
+/* SIGINT/SIGTERM become a readable fd, so rc_serve can poll for them. */
+static int make_stop_fd(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	/* Blocked in every thread (client threads inherit the mask). */
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
+		return -1;
+	return signalfd(-1, &set, SFD_CLOEXEC);
+}
+
+int main(int argc, char **argv)
+{
+	struct server srv = { .dirfd = -1 };
+	struct rc_listener l = { 0 };
+	struct rc_serve_opts so;
+	char err[256];
+	int ret, stop_fd = -1, code = RC_EXIT_OK;
+
+	ret = xfer_parse_server(argc, argv, &srv.opt, err, sizeof(err));
+	if (ret) {
+		if (ret < 0)
+			fprintf(stderr, "rdma-server: %s (try --help)\n", err);
+		return ret > 0 ? RC_EXIT_OK : RC_EXIT_USAGE;
+	}
+	/* Line-buffered even into a pipe: scripts wait for our lines. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	srv.dirfd = open(srv.opt.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (srv.dirfd < 0) {
+		fprintf(stderr, "rdma-server: cannot open directory '%s': %s\n", srv.opt.root,
+			strerror(errno));
+		return RC_EXIT_USAGE;
+	}
+	stop_fd = make_stop_fd();
+	if (stop_fd < 0) {
+		perror("rdma-server: signalfd");
+		code = RC_EXIT_FAIL;
+		goto out;
+	}
+	ret = rc_listen(&l, srv.opt.bind, srv.opt.port, srv.opt.verbose);
+	if (ret) {
+		fprintf(stderr, "rdma-server: %s\n", l.log.err);
+		code = RC_EXIT_NOCONN;
+		goto out;
+	}
+	/* Only now, really ready: scripts may connect after this line. */
+	printf("listening on %s port %u\n", l.addr, l.port);
+
+	so = (struct rc_serve_opts){ .max_clients = srv.opt.max_clients,
+				     .once = srv.opt.once,
+				     .timeout_ms = srv.opt.timeout_ms,
+				     .verbose = srv.opt.verbose,
+				     .stop_fd = stop_fd };
+	ret = rc_serve(&l, &so, serve_client, &srv);
+	if (ret == -EIO && srv.opt.once) {
+		code = RC_EXIT_FAIL; /* the one client failed; already logged */
+	} else if (ret) {
+		fprintf(stderr, "rdma-server: %s\n", l.log.err);
+		code = RC_EXIT_FAIL;
+	}
+out:
+	rc_listener_close(&l);
+	if (stop_fd >= 0)
+		close(stop_fd);
+	close(srv.dirfd);
+	return code;
+}
