@@ -107,7 +107,7 @@ void basic_quote(char *out, size_t outlen, const uint8_t *p, uint32_t len, uint3
 /* Options                                                             */
 /* ------------------------------------------------------------------ */
 
-enum { OPT_TIMEOUT = 1000, OPT_ONCE, OPT_MAX_CLIENTS };
+enum { OPT_TIMEOUT = 1000, OPT_ONCE, OPT_MAX_CLIENTS, OPT_POLL };
 
 static const char client_usage[] =
 	"usage: rdma-client [options] SERVER [PORT]\n"
@@ -119,6 +119,8 @@ static const char client_usage[] =
 	"  -n, --count N       messages to send, one at a time (default 1, at most 10M);\n"
 	"                      with N > 1 prints round-trip latency\n"
 	"      --timeout SEC   bound of every wait (default 10)\n"
+	"      --poll MODE     wait for completions by 'event' (sleep, default) or\n"
+	"                      'busy' (spin: lowest latency, one core at 100%)\n"
 	"  -v, --verbose       trace every CM event, work request and completion\n"
 	"  -h, --help          this text\n\n"
 	"SERVER is the server's IP address (or name) on its RDMA netdev.\n"
@@ -134,6 +136,7 @@ static const char server_usage[] =
 	"      --once            exit after the first client\n"
 	"      --max-clients N   clients served at once (default 16)\n"
 	"      --timeout SEC     bound of every wait within a connection (default 10)\n"
+	"      --poll MODE       'event' (default) or 'busy': busy spins one core per client\n"
 	"  -v, --verbose         trace every CM event, work request and completion\n"
 	"  -h, --help            this text\n\n"
 	"Prints 'listening on ADDR port N' once ready. Stops on SIGINT/SIGTERM.\n";
@@ -156,6 +159,7 @@ int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, 
 		{ "size", required_argument, NULL, 's' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "poll", required_argument, NULL, OPT_POLL },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -192,6 +196,11 @@ int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, 
 		case OPT_TIMEOUT:
 			if (rc_parse_timeout(optarg, &o->timeout_ms))
 				return bad(err, errlen, "invalid timeout '%s' (seconds > 0)",
+					   optarg);
+			break;
+		case OPT_POLL:
+			if (rc_parse_poll(optarg, &o->busy_poll))
+				return bad(err, errlen, "invalid poll mode '%s' (event or busy)",
 					   optarg);
 			break;
 		case 'v': o->verbose = true; break;
@@ -236,6 +245,7 @@ int basic_parse_server(int argc, char **argv, struct server_opts *o, char *err, 
 		{ "once", no_argument, NULL, OPT_ONCE },
 		{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "poll", required_argument, NULL, OPT_POLL },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -266,6 +276,11 @@ int basic_parse_server(int argc, char **argv, struct server_opts *o, char *err, 
 		case OPT_TIMEOUT:
 			if (rc_parse_timeout(optarg, &o->timeout_ms))
 				return bad(err, errlen, "invalid timeout '%s' (seconds > 0)",
+					   optarg);
+			break;
+		case OPT_POLL:
+			if (rc_parse_poll(optarg, &o->busy_poll))
+				return bad(err, errlen, "invalid poll mode '%s' (event or busy)",
 					   optarg);
 			break;
 		case 'v': o->verbose = true; break;

@@ -62,6 +62,7 @@ struct client_opts {
 	uint64_t count;
 	int timeout_ms;
 	bool verbose;
+	bool busy_poll;
 };
 
 struct server_opts {
@@ -71,6 +72,7 @@ struct server_opts {
 	int max_clients;
 	int timeout_ms;
 	bool verbose;
+	bool busy_poll;
 };
 
 int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, size_t errlen);

@@ -168,6 +168,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	rc_conn_init(c, "client", cl.opt.verbose, cl.opt.timeout_ms, -1);
+	c->busy_poll = cl.opt.busy_poll;
 
 	/* 1. Which device and path reach the server? */
 	ret = rc_client_resolve(c, cl.opt.server, cl.opt.port);

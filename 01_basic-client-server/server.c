@@ -215,7 +215,8 @@ int main(int argc, char **argv)
 				     .once = opt.once,
 				     .timeout_ms = opt.timeout_ms,
 				     .verbose = opt.verbose,
-				     .stop_fd = stop_fd };
+				     .stop_fd = stop_fd,
+				     .busy_poll = opt.busy_poll };
 	ret = rc_serve(&l, &so, serve_client, NULL);
 	if (ret == -EIO && opt.once) {
 		code = RC_EXIT_FAIL; /* the one client failed; already logged */

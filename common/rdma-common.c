@@ -1041,6 +1041,7 @@ static int start_client(struct rc_listener *l, const struct rc_serve_opts *o, st
 
 	snprintf(name, sizeof(name), "server conn %u", seq);
 	rc_conn_init(&s->conn, name, o->verbose, o->timeout_ms, cancel_fd);
+	s->conn.busy_poll = o->busy_poll;
 	s->conn.id = id;
 	id->context = &s->conn;
 	format_addr(rdma_get_peer_addr(id), s->conn.peer, sizeof(s->conn.peer));
@@ -1226,6 +1227,17 @@ int rc_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	if (v < min || v > max)
 		return -EINVAL;
 	*out = v;
+	return 0;
+}
+
+int rc_parse_poll(const char *s, bool *busy)
+{
+	if (s && !strcmp(s, "event"))
+		*busy = false;
+	else if (s && !strcmp(s, "busy"))
+		*busy = true;
+	else
+		return -EINVAL;
 	return 0;
 }
 

@@ -273,7 +273,8 @@ struct rc_serve_opts {
 	bool once;	 /* return after the first client */
 	int timeout_ms;
 	bool verbose;
-	int stop_fd; /* readable = shut down (e.g. a signalfd) */
+	int stop_fd;	/* readable = shut down (e.g. a signalfd) */
+	bool busy_poll; /* each connection spins on its CQ (see rc_conn) */
 };
 
 /*
@@ -289,6 +290,9 @@ int rc_serve(struct rc_listener *l, const struct rc_serve_opts *o, rc_serve_fn f
 /* Command-line helpers.                                               */
 /* ------------------------------------------------------------------ */
 
+/* "event" (sleep on the completion channel) or "busy" (spin on the CQ).
+ * Returns 0 or -EINVAL. */
+int rc_parse_poll(const char *s, bool *busy);
 /* "4096", "64K", "1M", "2g" (binary units). Returns 0 or -EINVAL. */
 int rc_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* A TCP-style port 0..65535, as text. Returns 0 or -EINVAL. */

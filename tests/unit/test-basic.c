@@ -143,6 +143,16 @@ static void client_options(void **state)
 			 0);
 	assert_string_equal(o.port, "5000");
 	assert_int_equal(o.size, 3);
+	assert_false(o.busy_poll);
+
+	assert_int_equal(basic_parse_client(ARGC("--poll", "busy", "h"),
+					    ARGV("--poll", "busy", "h"), &o, err, sizeof(err)),
+			 0);
+	assert_true(o.busy_poll);
+	assert_int_equal(basic_parse_client(ARGC("--poll", "spin", "h"),
+					    ARGV("--poll", "spin", "h"), &o, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "poll mode"));
 }
 
 static void client_options_rejected(void **state)
