@@ -385,6 +385,7 @@ static void client_options(void **state)
 	assert_int_equal(o.timeout_ms, 10000);
 	assert_int_equal(o.inject, RW_INJECT_NONE);
 	assert_false(o.verbose);
+	assert_false(o.busy_poll);
 
 	assert_int_equal(rw_parse_client(ARGC("--op", "write", "-s", "64K", "-n", "200", "-t", "1",
 					      "--timeout", "2.5", "-v", "h", "99"),
@@ -413,6 +414,10 @@ static void client_options(void **state)
 			 0);
 	assert_int_equal(o.inject, RW_INJECT_BAD_RKEY);
 	assert_int_equal(o.depth, 1024);
+	assert_int_equal(rw_parse_client(ARGC("--poll", "busy", "h"), ARGV("--poll", "busy", "h"),
+					 &o, err, sizeof(err)),
+			 0);
+	assert_true(o.busy_poll);
 	assert_int_equal(
 		rw_parse_client(ARGC("-s", "1G", "h"), ARGV("-s", "1G", "h"), &o, err, sizeof(err)),
 		0);
@@ -450,6 +455,8 @@ static void client_options_rejected(void **state)
 			    ARGV("--inject", "bad-rkey", "--op", "read", "h"), "--op write");
 	expect_client_error(ARGC("--timeout", "0", "h"), ARGV("--timeout", "0", "h"),
 			    "invalid timeout");
+	expect_client_error(ARGC("--poll", "spin", "h"), ARGV("--poll", "spin", "h"),
+			    "invalid poll mode");
 	expect_client_error(ARGC("--bogus", "h"), ARGV("--bogus", "h"), "unknown option '--bogus'");
 	expect_client_error(ARGC("h", "-n"), ARGV("h", "-n"), "needs a value");
 	expect_client_error(ARGC("h", "70000"), ARGV("h", "70000"), "invalid port");
@@ -484,6 +491,10 @@ static void server_options(void **state)
 	assert_int_equal(o.max_clients, 3);
 	assert_int_equal(o.timeout_ms, 1000);
 	assert_true(o.verbose);
+	assert_int_equal(rw_parse_server(ARGC("--poll", "busy"), ARGV("--poll", "busy"), &o, err,
+					 sizeof(err)),
+			 0);
+	assert_true(o.busy_poll);
 	assert_int_equal(rw_parse_server(ARGC("-p", "x"), ARGV("-p", "x"), &o, err, sizeof(err)),
 			 -EINVAL);
 	assert_int_equal(rw_parse_server(ARGC("-s", "0"), ARGV("-s", "0"), &o, err, sizeof(err)),

@@ -1,0 +1,541 @@
+// SPDX-License-Identifier: MIT
+/*
+ * 02 rdma-client: RDMA WRITE into and RDMA READ from a buffer the server
+ * advertised, without the server's CPU taking part.
+ *
+ * What it shows, in order (see sequence.txt): ask for READ resources when
+ * connecting (initiator_depth), receive the server's {address, rkey,
+ * length}, register local buffers with the flags each one needs, then
+ * WRITE a pattern and READ it back: large operations split at the port's
+ * max_msg_sz, up to DEPTH work requests in flight, only every k-th one
+ * signalled, completions polled in batches. Compare, then SEND DONE with a
+ * checksum and receive the server's checksum of the same memory.
+ * --inject bad-rkey shows what a wrong rkey really does.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rw.h"
+
+/* wr_id: control messages 1 and 2; data WR number i is WR_DATA + i. */
+enum { WR_RECV_CTRL = 1, WR_SEND_DONE = 2 };
+#define WR_DATA 1000u
+
+struct client {
+	struct rw_client_opts opt;
+	struct rc_conn conn;
+	struct rc_buf *ctrl_rx, *ctrl_tx; /* control messages */
+	struct rc_buf *src, *dst;	  /* WRITE from src, READ into dst */
+	struct rw_buf remote;		  /* what the server advertised */
+	uint32_t size;			  /* bytes per operation */
+	uint32_t piece_max;		  /* largest WR: both ports' max_msg_sz */
+	uint8_t read_ask;		  /* initiator_depth we connect with */
+	unsigned read_depth;		  /* READs in flight, as negotiated */
+	uint64_t seed;			  /* of the pattern we write */
+	struct ibv_send_wr *wrs;	  /* one chain of up to DEPTH WRs */
+	struct ibv_sge *sges;
+};
+
+/*
+ * How many RDMA READs we will keep in flight: the initiator_depth we ask
+ * for when connecting. It may not exceed our device's
+ * max_qp_init_rd_atom (and the CM carries it in 8 bits).
+ */
+static int ask_read_depth(struct client *cl)
+{
+	struct rc_conn *c = &cl->conn;
+	struct ibv_device_attr attr;
+	unsigned d = cl->opt.depth;
+
+	cl->read_ask = 0;
+	if (!(cl->opt.ops & RW_OP_READ))
+		return 0; /* WRITE only: no READ resources needed */
+	if (ibv_query_device(c->id->verbs, &attr))
+		return rc_fail(&c->log, errno, "ibv_query_device: %s", strerror(errno));
+	if (d > (unsigned)attr.max_qp_init_rd_atom)
+		d = (unsigned)attr.max_qp_init_rd_atom;
+	if (d > 255)
+		d = 255;
+	if (d == 0)
+		return rc_fail(&c->log, EOPNOTSUPP,
+			       "device %s allows no outstanding RDMA READs (max_qp_init_rd_atom 0)",
+			       ibv_get_device_name(c->id->verbs->device));
+	cl->read_ask = (uint8_t)d;
+	rc_trace(&c->log, "asking for initiator_depth %u (depth %u, max_qp_init_rd_atom %d)", d,
+		 cl->opt.depth, attr.max_qp_init_rd_atom);
+	return 0;
+}
+
+static int setup(struct client *cl)
+{
+	struct rc_conn *c = &cl->conn;
+	unsigned depth = cl->opt.depth;
+	/* Send queue: up to DEPTH data WRs in flight (2 for --inject); DONE
+	 * is sent only once they are all finished. Receive queue: BUF, then
+	 * RESULT, one at a time. */
+	struct ibv_qp_cap cap = { .max_send_wr = depth > 2 ? depth : 2,
+				  .max_recv_wr = 1,
+				  .max_send_sge = 1,
+				  .max_recv_sge = 1 };
+	int ret;
+
+	ret = rc_create_qp(c, &cap);
+	if (ret)
+		return ret;
+	cl->wrs = calloc(cap.max_send_wr, sizeof(*cl->wrs));
+	cl->sges = calloc(cap.max_send_wr, sizeof(*cl->sges));
+	if (!cl->wrs || !cl->sges)
+		return rc_fail(&c->log, ENOMEM, "out of memory");
+	/* BUF and RESULT land here: the NIC writes it, so LOCAL_WRITE. */
+	ret = rc_buf_alloc(c, RW_CTRL_MAX, IBV_ACCESS_LOCAL_WRITE, &cl->ctrl_rx);
+	if (ret)
+		return ret;
+	/* DONE is only read by the NIC: no flags. */
+	return rc_buf_alloc(c, RW_CTRL_MAX, 0, &cl->ctrl_tx);
+}
+
+/* Connect, telling the server what we need in the HELLO. */
+static int connect_server(struct client *cl)
+{
+	struct rc_conn *c = &cl->conn;
+	struct rw_hello h = { .len = cl->opt.size, .ops = (uint8_t)cl->opt.ops };
+	uint8_t hello[RW_HELLO_LEN];
+	int ret;
+
+	/* The receive for BUF first: the server sends it as soon as the
+	 * connection is up. */
+	ret = rc_post_recv(c, cl->ctrl_rx, 0, RW_CTRL_MAX, WR_RECV_CTRL);
+	if (ret)
+		return ret;
+	h.read_depth = cl->read_ask;
+	rw_hello_pack(hello, &h);
+	/* initiator_depth: READs we will have outstanding (the server answers
+	 * with as many responder_resources as it grants). responder_resources
+	 * 0: the server never READs from us. */
+	return rc_client_connect(c, hello, sizeof(hello), cl->read_ask, 0);
+}
+
+/* How many READs our QP may really have in flight: what the CM set as
+ * max_rd_atomic from the server's responder_resources. */
+static int qp_read_depth(struct rc_conn *c, unsigned *out)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	if (ibv_query_qp(c->qp, &attr, IBV_QP_MAX_QP_RD_ATOMIC, &init))
+		return rc_fail(&c->log, errno, "ibv_query_qp: %s", strerror(errno));
+	*out = attr.max_rd_atomic;
+	return 0;
+}
+
+/* Receive the server's BUF and check that it fits what we want to do. */
+static int receive_buf(struct client *cl)
+{
+	struct rc_conn *c = &cl->conn;
+	struct rw_buf *b = &cl->remote;
+	unsigned qp_depth = 0;
+	struct ibv_wc wc;
+	char why[160];
+	int ret;
+
+	ret = rc_next_wc(c, &wc);
+	if (ret)
+		return ret;
+	if (wc.wr_id != WR_RECV_CTRL || wc.opcode != IBV_WC_RECV)
+		return rc_unexpected_wc(c, &wc);
+	/* Never trust the peer: length from wc.byte_len, then every field. */
+	ret = rw_buf_unpack(cl->ctrl_rx->addr, wc.byte_len, 0, b, why, sizeof(why));
+	if (ret)
+		return rc_fail(&c->log, EPROTO, "bad BUF from the server: %s", why);
+	if ((b->ops & cl->opt.ops) != cl->opt.ops)
+		return rc_fail(&c->log, EPROTO, "the server's buffer allows %s, we need %s",
+			       rw_ops_str(b->ops), rw_ops_str(cl->opt.ops));
+	/* Checked before anything is posted. */
+	cl->size = cl->opt.size ? cl->opt.size : b->rb.len;
+	if (!rc_remote_range_ok(&b->rb, 0, cl->size))
+		return rc_fail(&c->log, EINVAL,
+			       "size %u is larger than the server's buffer of %u bytes; nothing "
+			       "was posted",
+			       cl->size, b->rb.len);
+	cl->piece_max = c->dev.max_msg_sz < b->max_msg_sz ? c->dev.max_msg_sz : b->max_msg_sz;
+	if (cl->opt.ops & RW_OP_READ) {
+		ret = qp_read_depth(c, &qp_depth);
+		if (ret)
+			return ret;
+		cl->read_depth = cl->opt.depth;
+		if (cl->read_depth > b->read_depth)
+			cl->read_depth = b->read_depth;
+		if (cl->read_depth > qp_depth)
+			cl->read_depth = qp_depth;
+		rc_trace(&c->log,
+			 "read depth %u (asked %u, server granted %u, QP max_rd_atomic %u)",
+			 cl->read_depth, cl->read_ask, b->read_depth, qp_depth);
+		if (!cl->read_depth)
+			return rc_fail(&c->log, EPROTO,
+				       "our QP allows no outstanding RDMA READs (max_rd_atomic 0)");
+	}
+	printf("server buffer: %u bytes at 0x%" PRIx64 ", rkey 0x%x, %s", b->rb.len, b->rb.addr,
+	       b->rb.rkey, rw_ops_str(b->ops));
+	if (b->ops & RW_OP_READ)
+		printf(", read depth %u", b->read_depth);
+	printf("\n");
+	/* The same slot takes RESULT later: BUF is decoded, reuse it. */
+	return rc_post_recv(c, cl->ctrl_rx, 0, RW_CTRL_MAX, WR_RECV_CTRL);
+}
+
+/* Local buffers, each with only the flags it needs. */
+static int alloc_local(struct client *cl)
+{
+	struct rc_conn *c = &cl->conn;
+	int ret;
+
+	if (cl->opt.ops & RW_OP_WRITE) {
+		/* WRITE source: the NIC only reads it, and local read access
+		 * is always granted (ibv_reg_mr(3)): no flags at all. */
+		rc_trace(&c->log, "WRITE source: %u bytes, access none", cl->size);
+		ret = rc_buf_alloc(c, cl->size, 0, &cl->src);
+		if (ret)
+			return ret;
+		cl->seed = rc_now_ns() ^ ((uint64_t)getpid() << 32);
+		rc_trace(&c->log, "pattern seed 0x%016" PRIx64, cl->seed);
+		rw_fill_pattern(cl->src->addr, cl->size, cl->seed);
+	}
+	if (cl->opt.ops & RW_OP_READ) {
+		/* READ destination: the NIC writes the data it fetches into
+		 * it, so LOCAL_WRITE. Nothing remote touches it: no REMOTE_*. */
+		rc_trace(&c->log, "READ destination: %u bytes, access LOCAL_WRITE", cl->size);
+		ret = rc_buf_alloc(c, cl->size, IBV_ACCESS_LOCAL_WRITE, &cl->dst);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Data WR number idx: piece idx % pieces of the operation. */
+static void build_wr(struct client *cl, unsigned slot, enum ibv_wr_opcode op, struct rc_buf *local,
+		     uint64_t idx, uint64_t total, unsigned every)
+{
+	struct ibv_send_wr *wr = &cl->wrs[slot];
+	struct ibv_sge *sge = &cl->sges[slot];
+	uint64_t off;
+	uint32_t len;
+
+	rw_piece(cl->size, cl->piece_max, idx % rw_pieces(cl->size, cl->piece_max), &off, &len);
+	*sge = (struct ibv_sge){ .addr = (uintptr_t)local->addr + off,
+				 .length = len,
+				 .lkey = local->mr->lkey };
+	*wr = (struct ibv_send_wr){
+		.wr_id = WR_DATA + idx,
+		.sg_list = sge,
+		.num_sge = 1,
+		.opcode = op,
+		/* Selective signalling: a completion only every k-th WR. */
+		.send_flags = rw_is_signaled(idx, total, every) ? IBV_SEND_SIGNALED : 0,
+	};
+	/* RC: the remote memory is named in wr.rdma (never wr.ud). */
+	wr->wr.rdma.remote_addr = cl->remote.rb.addr + off;
+	wr->wr.rdma.rkey = cl->remote.rb.rkey;
+}
+
+/*
+ * ITERS operations of SIZE bytes each, as WRs of at most piece_max bytes,
+ * at most `depth` of them in flight. Returns the data phase's duration.
+ */
+static int run_phase(struct client *cl, enum ibv_wr_opcode op, struct rc_buf *local, unsigned depth,
+		     uint64_t *ns)
+{
+	struct rc_conn *c = &cl->conn;
+	enum ibv_wc_opcode want = op == IBV_WR_RDMA_READ ? IBV_WC_RDMA_READ : IBV_WC_RDMA_WRITE;
+	uint64_t total = cl->opt.iters * rw_pieces(cl->size, cl->piece_max);
+	unsigned every = rw_signal_every(depth), n;
+	uint64_t posted = 0, done = 0, next, t0;
+	struct ibv_wc wc;
+	int ret;
+
+	t0 = rc_now_ns();
+	while (done < total) {
+		/* Fill the window up to `depth` WRs: one chain, one doorbell.
+		 * An unsignalled WR's send-queue slot is free only once a
+		 * later signalled WR has completed, so `done` counts WRs up
+		 * to the last completed signalled one. */
+		for (n = 0; posted < total && posted - done < depth; n++, posted++) {
+			build_wr(cl, n, op, local, posted, total, every);
+			cl->wrs[n].next = NULL;
+			if (n)
+				cl->wrs[n - 1].next = &cl->wrs[n];
+		}
+		if (n) {
+			ret = rc_post_send_list(c, cl->wrs);
+			if (ret)
+				return ret;
+		}
+		/* RC completes WRs in order: the next completion is the next
+		 * signalled WR, and it retires every WR before it. */
+		ret = rc_next_wc(c, &wc);
+		if (ret)
+			return ret;
+		next = rw_next_signaled(done, total, every);
+		if (wc.opcode != want || wc.wr_id != WR_DATA + next)
+			return rc_fail(&c->log, EPROTO,
+				       "completion %s wr_id=%" PRIu64 ", expected wr_id=%" PRIu64,
+				       rc_wc_opcode_str(wc.opcode), wc.wr_id, WR_DATA + next);
+		done = next + 1;
+	}
+	*ns = rc_now_ns() - t0;
+	return 0;
+}
+
+/* "wrote N bytes in 1 RDMA WRITE", or the bandwidth with ITERS > 1. */
+static void print_phase(const struct client *cl, enum ibv_wr_opcode op, unsigned depth, uint64_t ns)
+{
+	uint64_t pieces = rw_pieces(cl->size, cl->piece_max);
+	const char *name = op == IBV_WR_RDMA_READ ? "read" : "write";
+	const char *wr = op == IBV_WR_RDMA_READ ? "RDMA READ" : "RDMA WRITE";
+	double mib_s, gb_s;
+
+	if (cl->opt.iters == 1 && pieces == 1)
+		printf("%s %u bytes in 1 %s\n", op == IBV_WR_RDMA_READ ? "read" : "wrote", cl->size,
+		       wr);
+	else if (cl->opt.iters == 1)
+		printf("%s %u bytes in %" PRIu64 " %ss (max_msg_sz %u)\n",
+		       op == IBV_WR_RDMA_READ ? "read" : "wrote", cl->size, pieces, wr,
+		       cl->piece_max);
+	else if (pieces > 1)
+		printf("each %s is split into %" PRIu64 " %ss (max_msg_sz %u)\n", name, pieces, wr,
+		       cl->piece_max);
+	if (cl->opt.iters == 1)
+		return;
+	rw_bandwidth(cl->opt.iters * cl->size, ns, &mib_s, &gb_s);
+	printf("%s: %" PRIu64 " x %u bytes in %.3f s = %.1f MiB/s = %.2f Gb/s (depth %u)\n", name,
+	       cl->opt.iters, cl->size, (double)ns / 1e9, mib_s, gb_s, depth);
+}
+
+/* Send DONE with our checksum; receive the server's RESULT. */
+static int exchange_sums(struct client *cl, uint64_t sum, struct rw_sum *result)
+{
+	struct rc_conn *c = &cl->conn;
+	struct rw_sum done = { .checksum = sum, .len = cl->size };
+	bool sent = false, got = false;
+	struct ibv_wc wc;
+	char why[160];
+	size_t n;
+	int ret;
+
+	n = rw_sum_pack(cl->ctrl_tx->addr, RW_T_DONE, 1, &done);
+	ret = rc_post_send(c, cl->ctrl_tx, 0, n, WR_SEND_DONE, true);
+	if (ret)
+		return ret;
+	/* The send and the reply complete in either order. */
+	while (!sent || !got) {
+		ret = rc_next_wc(c, &wc);
+		if (ret)
+			return ret;
+		if (wc.wr_id == WR_SEND_DONE && wc.opcode == IBV_WC_SEND && !sent) {
+			sent = true;
+		} else if (wc.wr_id == WR_RECV_CTRL && wc.opcode == IBV_WC_RECV && !got) {
+			got = true;
+			ret = rw_sum_unpack(cl->ctrl_rx->addr, wc.byte_len, RW_T_RESULT, 1, result,
+					    why, sizeof(why));
+			if (ret)
+				return rc_fail(&c->log, EPROTO, "bad RESULT from the server: %s",
+					       why);
+			if (result->len != cl->size)
+				return rc_fail(&c->log, EPROTO,
+					       "RESULT is about %u bytes, we used %u", result->len,
+					       cl->size);
+		} else {
+			return rc_unexpected_wc(c, &wc);
+		}
+	}
+	return 0;
+}
+
+/* WRITE, READ back, compare, and compare checksums with the server. */
+static int transfer(struct client *cl)
+{
+	struct rc_conn *c = &cl->conn;
+	const uint8_t *data;
+	struct rw_sum result;
+	size_t bad = cl->size;
+	uint64_t ns, sum;
+	int ret;
+
+	if (cl->opt.ops & RW_OP_WRITE) {
+		ret = run_phase(cl, IBV_WR_RDMA_WRITE, cl->src, cl->opt.depth, &ns);
+		if (ret)
+			return ret;
+		print_phase(cl, IBV_WR_RDMA_WRITE, cl->opt.depth, ns);
+	}
+	if (cl->opt.ops & RW_OP_READ) {
+		if (cl->read_depth < cl->opt.depth && cl->opt.iters > 1)
+			printf("read depth limited to %u by the connection's initiator depth\n",
+			       cl->read_depth);
+		ret = run_phase(cl, IBV_WR_RDMA_READ, cl->dst, cl->read_depth, &ns);
+		if (ret)
+			return ret;
+		print_phase(cl, IBV_WR_RDMA_READ, cl->read_depth, ns);
+	}
+	/* What we read must be what we wrote, or with --op read the
+	 * server's initial pattern. */
+	if (cl->opt.ops == RW_OP_BOTH)
+		for (bad = 0; bad < cl->size; bad++)
+			if (((uint8_t *)cl->dst->addr)[bad] != ((uint8_t *)cl->src->addr)[bad])
+				break;
+	if (cl->opt.ops == RW_OP_READ)
+		bad = rw_check_pattern(cl->dst->addr, cl->size, RW_SERVER_SEED);
+	data = cl->opt.ops == RW_OP_READ ? cl->dst->addr : cl->src->addr;
+	sum = rw_checksum(data, cl->size);
+	/* Send DONE even after a mismatch: the server logs it too. */
+	ret = exchange_sums(cl, sum, &result);
+	if (ret)
+		return ret;
+	printf("client checksum: " RW_CHECKSUM_NAME " 0x%016" PRIx64 " over %u bytes\n", sum,
+	       cl->size);
+	printf("server checksum: " RW_CHECKSUM_NAME " 0x%016" PRIx64 " over %u bytes\n",
+	       result.checksum, result.len);
+	if (bad < cl->size)
+		return rc_fail(
+			&c->log, EPROTO, "the data read differs from the %s at offset %zu of %u",
+			cl->opt.ops == RW_OP_READ ? "server's initial pattern" : "data written",
+			bad, cl->size);
+	if (result.checksum != sum)
+		return rc_fail(&c->log, EPROTO,
+			       "the server's checksum differs from ours: the data did not arrive "
+			       "as sent");
+	printf("verified %u bytes\n", cl->size);
+	return 0;
+}
+
+/* --inject bad-rkey: what a wrong rkey really does on RC. */
+static int inject_bad_rkey(struct client *cl)
+{
+	struct rc_conn *c = &cl->conn;
+	uint32_t len = cl->size < cl->piece_max ? cl->size : cl->piece_max;
+	uint32_t bad_rkey = cl->remote.rb.rkey ^ 0xff; /* never handed out */
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	struct ibv_wc wc;
+	int ret, statuses[2] = { -1, -1 };
+
+	/* Two WRITEs in one chain: the first with a wrong rkey, the second
+	 * correct and queued behind it. */
+	build_wr(cl, 0, IBV_WR_RDMA_WRITE, cl->src, 0, 1, 1);
+	build_wr(cl, 1, IBV_WR_RDMA_WRITE, cl->src, 0, 1, 1);
+	cl->wrs[0].wr.rdma.rkey = bad_rkey;
+	cl->wrs[0].next = &cl->wrs[1];
+	cl->wrs[1].wr_id = WR_DATA + 1;
+	cl->wrs[1].next = NULL;
+	printf("inject bad-rkey: RDMA WRITE of %u bytes with rkey 0x%x (the server advertised "
+	       "0x%x), then a correct RDMA WRITE behind it\n",
+	       len, bad_rkey, cl->remote.rb.rkey);
+	ret = rc_post_send_list(c, cl->wrs);
+	if (ret)
+		return ret;
+	/* Both WRITEs complete, and the receive posted for RESULT is
+	 * flushed too: every queue of the QP is emptied into the CQ. */
+	while (statuses[0] < 0 || statuses[1] < 0) {
+		ret = rc_next_wc(c, &wc);
+		if (ret && ret != -EIO)
+			return ret; /* no completion at all: timeout, disconnect */
+		if (wc.wr_id == WR_DATA || wc.wr_id == WR_DATA + 1)
+			statuses[wc.wr_id - WR_DATA] = wc.status;
+		printf("completion of wr_id %" PRIu64 " (%s): %s (%s)\n", wc.wr_id,
+		       wc.wr_id == WR_DATA	 ? "the WRITE with the wrong rkey"
+		       : wc.wr_id == WR_DATA + 1 ? "the correct WRITE behind it"
+						 : "our receive for RESULT",
+		       rw_wc_status_name(wc.status), ibv_wc_status_str(wc.status));
+	}
+	if (ibv_query_qp(c->qp, &attr, IBV_QP_STATE, &init) == 0)
+		printf("our QP is now in state %s\n",
+		       attr.qp_state == IBV_QPS_ERR ? "ERR (error)" : "other than ERR");
+	printf("\nWhat happened: the WRITE carried an rkey the server never handed out.\n"
+	       "The server's NIC checks every incoming RDMA request against its memory\n"
+	       "regions (rkey, address range, access flags) without the server's CPU; it\n"
+	       "refused this one and answered with a NAK. Our NIC turned the NAK into the\n"
+	       "completion status IBV_WC_REM_ACCESS_ERR and moved our QP to the error\n"
+	       "state: every work request still queued (here the correct WRITE and our\n"
+	       "receive) completes with IBV_WC_WR_FLUSH_ERR, and the QP does no more work\n"
+	       "until it is reset or recreated. On a reliable connection such errors are\n"
+	       "never silent: they arrive as completion statuses, so check the status of\n"
+	       "every completion, and signal at least the last WR of each batch. The\n"
+	       "server's QP went to the error state too; it drops this connection and\n"
+	       "goes on serving other clients.\n\n");
+	if (statuses[0] != IBV_WC_REM_ACCESS_ERR)
+		return rc_fail(&c->log, EPROTO,
+			       "--inject bad-rkey: expected IBV_WC_REM_ACCESS_ERR, got %s",
+			       rw_wc_status_name(statuses[0]));
+	return rc_fail(&c->log, EIO,
+		       "--inject bad-rkey: the RDMA WRITE failed with IBV_WC_REM_ACCESS_ERR, as "
+		       "it should; the connection is unusable now");
+}
+
+int main(int argc, char **argv)
+{
+	struct client cl = { 0 };
+	struct rc_conn *c = &cl.conn;
+	char err[256];
+	int ret, code = RC_EXIT_FAIL;
+
+	ret = rw_parse_client(argc, argv, &cl.opt, err, sizeof(err));
+	if (ret) {
+		if (ret < 0)
+			fprintf(stderr, "rdma-client: %s (try --help)\n", err);
+		return ret > 0 ? RC_EXIT_OK : RC_EXIT_USAGE;
+	}
+	/* Line-buffered even into a pipe: scripts watch our progress. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	rc_conn_init(c, "client", cl.opt.verbose, cl.opt.timeout_ms, -1);
+	c->busy_poll = cl.opt.busy_poll;
+
+	/* 1. Which device and path reach the server? */
+	ret = rc_client_resolve(c, cl.opt.server, cl.opt.port);
+	if (ret) {
+		code = RC_EXIT_NOCONN;
+		goto fail;
+	}
+	/* 2. How many READs we want in flight, QP and control buffers. */
+	ret = ask_read_depth(&cl);
+	if (!ret)
+		ret = setup(&cl);
+	if (ret)
+		goto fail;
+	/* 3. Connect: HELLO says how much memory and which operations. */
+	ret = connect_server(&cl);
+	if (ret) {
+		code = RC_EXIT_NOCONN;
+		goto fail;
+	}
+	printf("connected to %s\n", c->peer);
+	/* 4. Where is the server's buffer, and may we use it as we want? */
+	ret = receive_buf(&cl);
+	if (ret)
+		goto fail;
+	ret = alloc_local(&cl);
+	if (ret)
+		goto fail;
+	/* 5. The one-sided part, or the error demonstration. */
+	if (cl.opt.inject == RW_INJECT_BAD_RKEY)
+		ret = inject_bad_rkey(&cl);
+	else
+		ret = transfer(&cl);
+	if (ret)
+		goto fail;
+	/* 6. Goodbye: the server sees DISCONNECTED. */
+	ret = rc_disconnect(c);
+	if (ret)
+		goto fail;
+	code = RC_EXIT_OK;
+	goto out;
+fail:
+	fprintf(stderr, "rdma-client: %s\n", c->log.err);
+out:
+	rc_conn_destroy(c);
+	free(cl.wrs);
+	free(cl.sges);
+	return code;
+}

@@ -1,0 +1,628 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rw.c - messages, options, pattern, checksum and pipelining arithmetic
+ * shared by 02's client and server.
+ */
+#define _GNU_SOURCE
+#include "rw.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Messages                                                            */
+/* ------------------------------------------------------------------ */
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	v = htobe32(v);
+	memcpy(p, &v, 4);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return be32toh(v);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	v = htobe64(v);
+	memcpy(p, &v, 8);
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return be64toh(v);
+}
+
+static bool ops_valid(unsigned ops)
+{
+	return ops == RW_OP_WRITE || ops == RW_OP_READ || ops == RW_OP_BOTH;
+}
+
+/* A READ needs a read depth of at least 1; without READ it must be 0. */
+static int check_ops(unsigned ops, unsigned read_depth, char *err, size_t errlen)
+{
+	if (!ops_valid(ops)) {
+		snprintf(err, errlen, "unknown operations 0x%02x (1 write, 2 read, 3 both)", ops);
+		return -EBADMSG;
+	}
+	if ((ops & RW_OP_READ) && read_depth == 0) {
+		snprintf(err, errlen, "RDMA READ with a read depth of 0");
+		return -EBADMSG;
+	}
+	if (!(ops & RW_OP_READ) && read_depth != 0) {
+		snprintf(err, errlen, "read depth %u without RDMA READ", read_depth);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+/* HELLO body: be32 len, u8 ops, u8 read_depth, be16 reserved. */
+void rw_hello_pack(uint8_t buf[RW_HELLO_LEN], const struct rw_hello *h)
+{
+	uint8_t *b = buf + sizeof(struct rc_hdr);
+
+	rc_hdr_pack(buf, RW_T_HELLO, RW_HELLO_LEN - sizeof(struct rc_hdr), 0);
+	put32(b, h->len);
+	b[4] = h->ops;
+	b[5] = h->read_depth;
+	b[6] = b[7] = 0;
+}
+
+int rw_hello_unpack(const void *priv, size_t len, struct rw_hello *h, char *err, size_t errlen)
+{
+	struct rc_msg m;
+	int ret;
+
+	ret = rc_priv_unpack(priv, len, &m, err, errlen);
+	if (ret)
+		return ret;
+	if (m.type != RW_T_HELLO || m.length != RW_HELLO_LEN - sizeof(struct rc_hdr)) {
+		snprintf(err, errlen, "expected a HELLO of %zu bytes, got type 0x%02x of %u bytes",
+			 RW_HELLO_LEN - sizeof(struct rc_hdr), m.type, m.length);
+		return -EBADMSG;
+	}
+	if (m.seq != 0) {
+		snprintf(err, errlen, "HELLO with sequence number %u, expected 0", m.seq);
+		return -EBADMSG;
+	}
+	if (m.body[6] || m.body[7]) {
+		snprintf(err, errlen, "HELLO with non-zero reserved bytes");
+		return -EBADMSG;
+	}
+	h->len = get32(m.body);
+	h->ops = m.body[4];
+	h->read_depth = m.body[5];
+	if (h->len > RW_MAX_SIZE) {
+		snprintf(err, errlen, "asks for a buffer of %u bytes, more than the limit %u",
+			 h->len, RW_MAX_SIZE);
+		return -ERANGE;
+	}
+	return check_ops(h->ops, h->read_depth, err, errlen);
+}
+
+/* Header, type, sequence number and exact body length of a SEND. */
+static int unpack_ctrl(const void *buf, size_t byte_len, uint8_t want_type, uint32_t want_seq,
+		       size_t body_len, struct rc_msg *m, char *err, size_t errlen)
+{
+	int ret = rc_hdr_unpack(buf, byte_len, m, err, errlen);
+
+	if (ret)
+		return ret;
+	if (m->type != want_type) {
+		snprintf(err, errlen, "message type 0x%02x, expected 0x%02x", m->type, want_type);
+		return -EBADMSG;
+	}
+	if (m->seq != want_seq) {
+		snprintf(err, errlen, "sequence number %u, expected %u", m->seq, want_seq);
+		return -EBADMSG;
+	}
+	if (m->length != body_len) {
+		snprintf(err, errlen, "message of type 0x%02x has a %u-byte body, expected %zu",
+			 m->type, m->length, body_len);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+/* BUF body: rc_remote_buf (16), be32 max_msg_sz, u8 ops, u8 read_depth,
+ * be16 reserved. */
+size_t rw_buf_pack(void *buf, uint32_t seq, const struct rw_buf *b)
+{
+	uint8_t *p = (uint8_t *)buf + sizeof(struct rc_hdr);
+
+	rc_hdr_pack(buf, RW_T_BUF, RW_BUF_LEN - sizeof(struct rc_hdr), seq);
+	rc_remote_buf_pack(p, &b->rb);
+	p += RC_REMOTE_BUF_WIRE;
+	put32(p, b->max_msg_sz);
+	p[4] = b->ops;
+	p[5] = b->read_depth;
+	p[6] = p[7] = 0;
+	return RW_BUF_LEN;
+}
+
+int rw_buf_unpack(const void *buf, size_t byte_len, uint32_t want_seq, struct rw_buf *b, char *err,
+		  size_t errlen)
+{
+	const uint8_t *p;
+	struct rc_msg m;
+	int ret;
+
+	ret = unpack_ctrl(buf, byte_len, RW_T_BUF, want_seq, RW_BUF_LEN - sizeof(struct rc_hdr), &m,
+			  err, errlen);
+	if (ret)
+		return ret;
+	rc_remote_buf_unpack(m.body, &b->rb);
+	p = m.body + RC_REMOTE_BUF_WIRE;
+	b->max_msg_sz = get32(p);
+	b->ops = p[4];
+	b->read_depth = p[5];
+	if (p[6] || p[7]) {
+		snprintf(err, errlen, "BUF with non-zero reserved bytes");
+		return -EBADMSG;
+	}
+	if (b->rb.len < 1 || b->rb.len > RW_MAX_SIZE) {
+		snprintf(err, errlen, "advertised length %u is outside 1..%u", b->rb.len,
+			 RW_MAX_SIZE);
+		return -EBADMSG;
+	}
+	if (b->rb.addr > UINT64_MAX - b->rb.len) {
+		snprintf(err, errlen, "advertised buffer 0x%llx + %u wraps around",
+			 (unsigned long long)b->rb.addr, b->rb.len);
+		return -EBADMSG;
+	}
+	if (b->max_msg_sz < 1) {
+		snprintf(err, errlen, "advertised max_msg_sz is 0");
+		return -EBADMSG;
+	}
+	return check_ops(b->ops, b->read_depth, err, errlen);
+}
+
+/* DONE / RESULT body: be64 checksum, be32 len, be32 reserved. */
+size_t rw_sum_pack(void *buf, uint8_t type, uint32_t seq, const struct rw_sum *s)
+{
+	uint8_t *p = (uint8_t *)buf + sizeof(struct rc_hdr);
+
+	rc_hdr_pack(buf, type, RW_SUM_LEN - sizeof(struct rc_hdr), seq);
+	put64(p, s->checksum);
+	put32(p + 8, s->len);
+	put32(p + 12, 0);
+	return RW_SUM_LEN;
+}
+
+int rw_sum_unpack(const void *buf, size_t byte_len, uint8_t want_type, uint32_t want_seq,
+		  struct rw_sum *s, char *err, size_t errlen)
+{
+	struct rc_msg m;
+	int ret;
+
+	ret = unpack_ctrl(buf, byte_len, want_type, want_seq, RW_SUM_LEN - sizeof(struct rc_hdr),
+			  &m, err, errlen);
+	if (ret)
+		return ret;
+	if (get32(m.body + 12)) {
+		snprintf(err, errlen, "message with non-zero reserved bytes");
+		return -EBADMSG;
+	}
+	s->checksum = get64(m.body);
+	s->len = get32(m.body + 8);
+	if (s->len < 1 || s->len > RW_MAX_SIZE) {
+		snprintf(err, errlen, "length %u is outside 1..%u", s->len, RW_MAX_SIZE);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Access flags                                                        */
+/* ------------------------------------------------------------------ */
+
+int rw_access_for(unsigned ops)
+{
+	int access = 0;
+
+	/* The peer writes: REMOTE_WRITE, and the verbs rule that
+	 * REMOTE_WRITE requires LOCAL_WRITE (ibv_reg_mr(3)). */
+	if (ops & RW_OP_WRITE)
+		access |= IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	/* The peer reads: REMOTE_READ only; the NIC only reads our memory. */
+	if (ops & RW_OP_READ)
+		access |= IBV_ACCESS_REMOTE_READ;
+	return access;
+}
+
+const char *rw_access_str(int access, char *out, size_t outlen)
+{
+	static const struct {
+		int flag;
+		const char *name;
+	} names[] = {
+		{ IBV_ACCESS_LOCAL_WRITE, "LOCAL_WRITE" },
+		{ IBV_ACCESS_REMOTE_WRITE, "REMOTE_WRITE" },
+		{ IBV_ACCESS_REMOTE_READ, "REMOTE_READ" },
+		{ IBV_ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC" },
+	};
+	size_t i, o = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!(access & names[i].flag))
+			continue;
+		o += (size_t)snprintf(out + o, o < outlen ? outlen - o : 0, "%s%s", o ? "|" : "",
+				      names[i].name);
+		if (o >= outlen)
+			break;
+	}
+	if (!access)
+		snprintf(out, outlen, "none");
+	return out;
+}
+
+const char *rw_ops_str(unsigned ops)
+{
+	switch (ops) {
+	case RW_OP_WRITE: return "write";
+	case RW_OP_READ: return "read";
+	case RW_OP_BOTH: return "write+read";
+	default: return "?";
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Pattern and checksum                                                */
+/* ------------------------------------------------------------------ */
+
+/* splitmix64's output function: a well-mixed 64-bit word from x. */
+static uint64_t mix64(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* Word k of the pattern; byte i of the buffer is byte (i % 8), counted
+ * from the least significant, of word i / 8. Defined per byte, so the
+ * result is the same on every host. */
+static uint64_t pattern_word(uint64_t seed, size_t k)
+{
+	return mix64(seed + (uint64_t)(k + 1) * 0x9e3779b97f4a7c15ull);
+}
+
+void rw_fill_pattern(uint8_t *p, size_t len, uint64_t seed)
+{
+	size_t i, k;
+
+	for (i = 0; i < len; i += 8) {
+		uint64_t w = pattern_word(seed, i / 8);
+
+		for (k = 0; k < 8 && i + k < len; k++)
+			p[i + k] = (uint8_t)(w >> (8 * k));
+	}
+}
+
+size_t rw_check_pattern(const uint8_t *p, size_t len, uint64_t seed)
+{
+	size_t i, k;
+
+	for (i = 0; i < len; i += 8) {
+		uint64_t w = pattern_word(seed, i / 8);
+
+		for (k = 0; k < 8 && i + k < len; k++)
+			if (p[i + k] != (uint8_t)(w >> (8 * k)))
+				return i + k;
+	}
+	return len;
+}
+
+uint64_t rw_checksum(const void *p, size_t len)
+{
+	const uint8_t *b = p;
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* ------------------------------------------------------------------ */
+/* Splitting and pipelining                                            */
+/* ------------------------------------------------------------------ */
+
+uint64_t rw_pieces(uint64_t size, uint32_t max_piece)
+{
+	return size / max_piece + (size % max_piece != 0);
+}
+
+void rw_piece(uint64_t size, uint32_t max_piece, uint64_t i, uint64_t *off, uint32_t *len)
+{
+	uint64_t o = i * max_piece;
+
+	*off = o;
+	*len = (uint32_t)(size - o < max_piece ? size - o : max_piece);
+}
+
+unsigned rw_signal_every(unsigned depth)
+{
+	/* Half the depth: a completion arrives while the other half of the
+	 * queue is still busy, so refilling overlaps with the transfer. */
+	return depth > 1 ? (depth + 1) / 2 : 1;
+}
+
+bool rw_is_signaled(uint64_t idx, uint64_t total, unsigned every)
+{
+	return (idx + 1) % every == 0 || idx + 1 == total;
+}
+
+uint64_t rw_next_signaled(uint64_t idx, uint64_t total, unsigned every)
+{
+	uint64_t next = (idx / every + 1) * every - 1;
+
+	return next < total - 1 ? next : total - 1;
+}
+
+void rw_bandwidth(uint64_t bytes, uint64_t ns, double *mib_s, double *gb_s)
+{
+	double s = (double)(ns ? ns : 1) / 1e9;
+
+	*mib_s = (double)bytes / 1048576.0 / s;
+	*gb_s = (double)bytes * 8.0 / 1e9 / s;
+}
+
+const char *rw_wc_status_name(int status)
+{
+	switch (status) {
+	case IBV_WC_SUCCESS: return "IBV_WC_SUCCESS";
+	case IBV_WC_LOC_LEN_ERR: return "IBV_WC_LOC_LEN_ERR";
+	case IBV_WC_LOC_QP_OP_ERR: return "IBV_WC_LOC_QP_OP_ERR";
+	case IBV_WC_LOC_PROT_ERR: return "IBV_WC_LOC_PROT_ERR";
+	case IBV_WC_WR_FLUSH_ERR: return "IBV_WC_WR_FLUSH_ERR";
+	case IBV_WC_REM_INV_REQ_ERR: return "IBV_WC_REM_INV_REQ_ERR";
+	case IBV_WC_REM_ACCESS_ERR: return "IBV_WC_REM_ACCESS_ERR";
+	case IBV_WC_REM_OP_ERR: return "IBV_WC_REM_OP_ERR";
+	case IBV_WC_RETRY_EXC_ERR: return "IBV_WC_RETRY_EXC_ERR";
+	case IBV_WC_RNR_RETRY_EXC_ERR: return "IBV_WC_RNR_RETRY_EXC_ERR";
+	default: return "IBV_WC_(other)";
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Options                                                             */
+/* ------------------------------------------------------------------ */
+
+enum { OPT_TIMEOUT = 1000, OPT_ONCE, OPT_MAX_CLIENTS, OPT_POLL, OPT_INJECT };
+
+static const char client_usage[] =
+	"usage: rdma-client [options] SERVER [PORT]\n"
+	"Connect to an rdma-server, RDMA WRITE a pattern into the buffer it\n"
+	"advertises, RDMA READ it back, and verify it. The server's CPU takes no\n"
+	"part in the transfers.\n\n"
+	"  -p, --port PORT      server port (default " RC_DEFAULT_PORT ")\n"
+	"  -o, --op OP          write, read or both (default both): write a pattern,\n"
+	"                       read the server's initial pattern, or write then read back\n"
+	"  -s, --size SIZE      bytes per operation (K/M/G suffixes; default: the whole\n"
+	"                       advertised buffer); the server allocates exactly this much\n"
+	"  -n, --iters N        operations of each kind (default 1); with N > 1 prints\n"
+	"                       bandwidth\n"
+	"  -t, --depth DEPTH    operations in flight (default 16, at most 1024); RDMA READs\n"
+	"                       are also bounded by the read depth the server accepts\n"
+	"      --inject bad-rkey\n"
+	"                       post one RDMA WRITE with a wrong rkey and show what\n"
+	"                       really happens (a remote access error; exits 1)\n"
+	"      --timeout SEC    bound of every wait (default 10)\n"
+	"      --poll MODE      wait for completions by 'event' (sleep, default) or\n"
+	"                       'busy' (spin: lowest latency, one core at 100%)\n"
+	"  -v, --verbose        trace every CM event, work request and completion\n"
+	"  -h, --help           this text\n\n"
+	"SERVER is the server's IP address (or name) on its RDMA netdev.\n"
+	"Exit: 0 ok, 1 failed after connecting, 2 bad usage, 3 could not connect.\n";
+
+static const char server_usage[] =
+	"usage: rdma-server [options]\n"
+	"Accept RDMA connections; give each client a buffer of its own to RDMA\n"
+	"WRITE and READ, and print its checksum when the client is done.\n\n"
+	"  -p, --port PORT       port to listen on (default " RC_DEFAULT_PORT
+	"; 0 picks a free one)\n"
+	"  -b, --bind ADDR       listen only on ADDR (default: all addresses)\n"
+	"  -s, --size SIZE       each client's buffer (default 1M, at most 1G); a client may\n"
+	"                        ask for less, never more\n"
+	"      --once            exit after the first client\n"
+	"      --max-clients N   clients served at once (default 16)\n"
+	"      --timeout SEC     bound of every wait within a connection (default 10); a\n"
+	"                        client silent for that long is probed, not dropped\n"
+	"      --poll MODE       'event' (default) or 'busy': busy spins one core per client\n"
+	"  -v, --verbose         trace every CM event, work request and completion\n"
+	"  -h, --help            this text\n\n"
+	"Prints 'listening on ADDR port N' once ready. Stops on SIGINT/SIGTERM.\n";
+
+static int __attribute__((format(printf, 3, 4))) bad(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+int rw_parse_client(int argc, char **argv, struct rw_client_opts *o, char *err, size_t errlen)
+{
+	static const struct option longopts[] = {
+		{ "port", required_argument, NULL, 'p' },
+		{ "op", required_argument, NULL, 'o' },
+		{ "size", required_argument, NULL, 's' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "depth", required_argument, NULL, 't' },
+		{ "inject", required_argument, NULL, OPT_INJECT },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "poll", required_argument, NULL, OPT_POLL },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *port_opt = NULL;
+	uint64_t v;
+	int c;
+
+	*o = (struct rw_client_opts){ .port = RC_DEFAULT_PORT,
+				      .ops = RW_OP_BOTH,
+				      .iters = 1,
+				      .depth = RW_DEFAULT_DEPTH,
+				      .timeout_ms = RC_DEFAULT_TIMEOUT_MS };
+	optind = 0; /* glibc: full re-initialisation (for tests) */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:o:s:n:t:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (rc_parse_port(optarg))
+				return bad(err, errlen, "invalid port '%s'", optarg);
+			port_opt = optarg;
+			break;
+		case 'o':
+			if (!strcmp(optarg, "write"))
+				o->ops = RW_OP_WRITE;
+			else if (!strcmp(optarg, "read"))
+				o->ops = RW_OP_READ;
+			else if (!strcmp(optarg, "both"))
+				o->ops = RW_OP_BOTH;
+			else
+				return bad(err, errlen, "unknown --op '%s' (write, read or both)",
+					   optarg);
+			break;
+		case 's':
+			if (rc_parse_size(optarg, 1, RW_MAX_SIZE, &v))
+				return bad(err, errlen, "invalid size '%s' (1 to 1G)", optarg);
+			o->size = (uint32_t)v;
+			break;
+		case 'n':
+			if (rc_parse_uint(optarg, 1, RW_MAX_ITERS, &o->iters))
+				return bad(err, errlen, "invalid iteration count '%s' (1 to %u)",
+					   optarg, RW_MAX_ITERS);
+			break;
+		case 't':
+			if (rc_parse_uint(optarg, 1, RW_MAX_DEPTH, &v))
+				return bad(err, errlen, "invalid depth '%s' (1 to %u)", optarg,
+					   RW_MAX_DEPTH);
+			o->depth = (unsigned)v;
+			break;
+		case OPT_INJECT:
+			if (strcmp(optarg, "bad-rkey"))
+				return bad(err, errlen, "unknown --inject '%s' (only bad-rkey)",
+					   optarg);
+			o->inject = RW_INJECT_BAD_RKEY;
+			break;
+		case OPT_TIMEOUT:
+			if (rc_parse_timeout(optarg, &o->timeout_ms))
+				return bad(err, errlen, "invalid timeout '%s' (seconds > 0)",
+					   optarg);
+			break;
+		case OPT_POLL:
+			if (rc_parse_poll(optarg, &o->busy_poll))
+				return bad(err, errlen, "invalid poll mode '%s' (event or busy)",
+					   optarg);
+			break;
+		case 'v': o->verbose = true; break;
+		case 'h': fputs(client_usage, stdout); return 1;
+		case ':': return bad(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+		default: return bad(err, errlen, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return bad(err, errlen, "%s", "missing SERVER");
+	o->server = argv[optind++];
+	if (optind < argc) {
+		if (rc_parse_port(argv[optind]))
+			return bad(err, errlen, "invalid port '%s'", argv[optind]);
+		if (port_opt && strcmp(port_opt, argv[optind]))
+			return bad(err, errlen, "%s", "two different ports given");
+		o->port = argv[optind++];
+	} else if (port_opt) {
+		o->port = port_opt;
+	}
+	if (optind < argc)
+		return bad(err, errlen, "unexpected argument '%s'", argv[optind]);
+	if (!strcmp(o->port, "0"))
+		return bad(err, errlen, "%s", "port 0 is not a server port");
+	if (o->inject == RW_INJECT_BAD_RKEY && !(o->ops & RW_OP_WRITE))
+		return bad(err, errlen, "%s",
+			   "--inject bad-rkey posts a WRITE: use --op write or both");
+	return 0;
+}
+
+int rw_parse_server(int argc, char **argv, struct rw_server_opts *o, char *err, size_t errlen)
+{
+	static const struct option longopts[] = {
+		{ "port", required_argument, NULL, 'p' },
+		{ "bind", required_argument, NULL, 'b' },
+		{ "size", required_argument, NULL, 's' },
+		{ "once", no_argument, NULL, OPT_ONCE },
+		{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "poll", required_argument, NULL, OPT_POLL },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t v;
+	int c;
+
+	*o = (struct rw_server_opts){ .port = RC_DEFAULT_PORT,
+				      .size = RW_DEFAULT_SIZE,
+				      .max_clients = 16,
+				      .timeout_ms = RC_DEFAULT_TIMEOUT_MS };
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:b:s:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (rc_parse_port(optarg))
+				return bad(err, errlen, "invalid port '%s'", optarg);
+			o->port = optarg;
+			break;
+		case 'b': o->bind = optarg; break;
+		case 's':
+			if (rc_parse_size(optarg, 1, RW_MAX_SIZE, &v))
+				return bad(err, errlen, "invalid size '%s' (1 to 1G)", optarg);
+			o->size = (uint32_t)v;
+			break;
+		case OPT_ONCE: o->once = true; break;
+		case OPT_MAX_CLIENTS:
+			if (rc_parse_uint(optarg, 1, 1024, &v))
+				return bad(err, errlen, "invalid client count '%s' (1 to 1024)",
+					   optarg);
+			o->max_clients = (int)v;
+			break;
+		case OPT_TIMEOUT:
+			if (rc_parse_timeout(optarg, &o->timeout_ms))
+				return bad(err, errlen, "invalid timeout '%s' (seconds > 0)",
+					   optarg);
+			break;
+		case OPT_POLL:
+			if (rc_parse_poll(optarg, &o->busy_poll))
+				return bad(err, errlen, "invalid poll mode '%s' (event or busy)",
+					   optarg);
+			break;
+		case 'v': o->verbose = true; break;
+		case 'h': fputs(server_usage, stdout); return 1;
+		case ':': return bad(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+		default: return bad(err, errlen, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return bad(err, errlen, "unexpected argument '%s'", argv[optind]);
+	return 0;
+}

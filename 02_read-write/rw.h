@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rw.h - what the client and the server of 02 share: their messages,
+ * options, the test pattern, the checksum, and the arithmetic of splitting
+ * and pipelining RDMA operations.
+ *
+ * Conversation:
+ *   connect request private data: HELLO  { length wanted, ops, read depth }
+ *   server -> client SEND: BUF    { addr, rkey, length, max_msg_sz, ops,
+ *                                   read depth granted }
+ *   client: RDMA WRITE / RDMA READ on that buffer (the server posts nothing)
+ *   client -> server SEND: DONE   { client's checksum, length }
+ *   server -> client SEND: RESULT { server's checksum of its buffer, length }
+ * Every message is a struct rc_hdr (common/rdma-common.h) and a body; all
+ * fields are big-endian; reserved fields must be zero.
+ */
+#ifndef RW_H
+#define RW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rdma-common.h"
+
+enum rw_type {
+	RW_T_HELLO = 0x20,  /* private data of rdma_connect */
+	RW_T_BUF = 0x21,    /* the server's buffer, for the client to use */
+	RW_T_DONE = 0x22,   /* the client finished; its checksum */
+	RW_T_RESULT = 0x23, /* the server's checksum of its buffer */
+};
+
+/* What the client will do to the server's buffer (bits of `ops`). */
+enum rw_ops {
+	RW_OP_WRITE = 1,
+	RW_OP_READ = 2,
+	RW_OP_BOTH = RW_OP_WRITE | RW_OP_READ,
+};
+
+#define RW_MAX_SIZE	 (1u << 30) /* largest buffer a client may ask for */
+#define RW_DEFAULT_SIZE	 (1u << 20) /* the server's default buffer size */
+#define RW_MAX_DEPTH	 1024u	    /* operations in flight, at most */
+#define RW_DEFAULT_DEPTH 16u
+#define RW_MAX_ITERS	 1000000000u
+#define RW_HELLO_LEN	 (sizeof(struct rc_hdr) + 8)
+#define RW_BUF_LEN	 (sizeof(struct rc_hdr) + RC_REMOTE_BUF_WIRE + 8)
+#define RW_SUM_LEN	 (sizeof(struct rc_hdr) + 16) /* DONE and RESULT */
+#define RW_CTRL_MAX	 64			      /* room for any control message */
+#define RW_SERVER_SEED	 0x5345525645520002ull	      /* the server's initial pattern */
+#define RW_CHECKSUM_NAME "fnv1a64"
+
+struct rw_hello {
+	uint32_t len;	    /* buffer length wanted; 0: whatever the server offers */
+	uint8_t ops;	    /* enum rw_ops */
+	uint8_t read_depth; /* RDMA READs the client will keep in flight (0 without READ) */
+};
+
+struct rw_buf {
+	struct rc_remote_buf rb; /* addr, rkey, len */
+	uint32_t max_msg_sz;	 /* the server port's largest message */
+	uint8_t ops;		 /* what the buffer's access flags allow */
+	uint8_t read_depth;	 /* the responder_resources the server accepted with */
+};
+
+struct rw_sum {
+	uint64_t checksum;
+	uint32_t len;
+};
+
+/* HELLO into connect private data; validate one (padded, as received). */
+void rw_hello_pack(uint8_t buf[RW_HELLO_LEN], const struct rw_hello *h);
+int rw_hello_unpack(const void *priv, size_t len, struct rw_hello *h, char *err, size_t errlen);
+
+/*
+ * BUF, DONE and RESULT. pack writes the whole message into buf and returns
+ * its length; unpack validates byte_len (from wc.byte_len), the header, the
+ * type, the sequence number and every field, and returns 0 or -EBADMSG
+ * with a reason in err.
+ */
+size_t rw_buf_pack(void *buf, uint32_t seq, const struct rw_buf *b);
+int rw_buf_unpack(const void *buf, size_t byte_len, uint32_t want_seq, struct rw_buf *b, char *err,
+		  size_t errlen);
+size_t rw_sum_pack(void *buf, uint8_t type, uint32_t seq, const struct rw_sum *s);
+int rw_sum_unpack(const void *buf, size_t byte_len, uint8_t want_type, uint32_t want_seq,
+		  struct rw_sum *s, char *err, size_t errlen);
+
+/* The memory-region access flags a buffer needs for `ops`, and their
+ * names ("LOCAL_WRITE|REMOTE_WRITE") for printing. */
+int rw_access_for(unsigned ops);
+const char *rw_access_str(int access, char *out, size_t outlen);
+/* "write", "read" or "write+read". */
+const char *rw_ops_str(unsigned ops);
+
+/*
+ * The test pattern: byte i of the buffer is a function of (seed, i) only,
+ * so data that lands at the wrong offset or comes from another writer is
+ * detected, and a prefix of a longer fill equals a shorter fill.
+ */
+void rw_fill_pattern(uint8_t *p, size_t len, uint64_t seed);
+/* The offset of the first byte that differs from the pattern, or len. */
+size_t rw_check_pattern(const uint8_t *p, size_t len, uint64_t seed);
+
+/*
+ * The checksum both sides print: 64-bit FNV-1a (offset basis
+ * 0xcbf29ce484222325, prime 0x100000001b3) over the bytes in order. Not
+ * cryptographic; it only has to make two equal-looking buffers comparable
+ * without sending them.
+ */
+uint64_t rw_checksum(const void *p, size_t len);
+
+/* An operation of `size` bytes in pieces of at most max_piece bytes (the
+ * port's max_msg_sz): how many, and where piece i lies. */
+uint64_t rw_pieces(uint64_t size, uint32_t max_piece);
+void rw_piece(uint64_t size, uint32_t max_piece, uint64_t i, uint64_t *off, uint32_t *len);
+
+/*
+ * Selective signalling with at most `depth` work requests in flight:
+ * request a completion for every rw_signal_every(depth)-th WR and for the
+ * last one. Every window of `depth` consecutive WRs then holds a signalled
+ * one, so a full send queue always has a completion coming that frees it.
+ */
+unsigned rw_signal_every(unsigned depth);
+bool rw_is_signaled(uint64_t idx, uint64_t total, unsigned every);
+/* The first signalled WR at or after idx (< total): the next completion. */
+uint64_t rw_next_signaled(uint64_t idx, uint64_t total, unsigned every);
+
+/* perftest's units: MiB/s = bytes / 2^20 / s, Gb/s = bytes * 8 / 1e9 / s. */
+void rw_bandwidth(uint64_t bytes, uint64_t ns, double *mib_s, double *gb_s);
+
+/* The name of a completion status as in verbs.h ("IBV_WC_REM_ACCESS_ERR"). */
+const char *rw_wc_status_name(int status);
+
+/* Options. parse_*: 0 ok, 1 --help was printed, -EINVAL with err set. */
+enum rw_inject {
+	RW_INJECT_NONE,
+	RW_INJECT_BAD_RKEY,
+};
+
+struct rw_client_opts {
+	const char *server;
+	const char *port;
+	unsigned ops;	/* enum rw_ops */
+	uint32_t size;	/* bytes per operation; 0: the advertised length */
+	uint64_t iters; /* operations of each kind */
+	unsigned depth; /* operations in flight */
+	int timeout_ms;
+	bool busy_poll; /* --poll busy: spin on the CQ */
+	bool verbose;
+	enum rw_inject inject;
+};
+
+struct rw_server_opts {
+	const char *bind;
+	const char *port;
+	uint32_t size; /* each client's buffer, and the most a client may ask for */
+	bool once;
+	int max_clients;
+	int timeout_ms;
+	bool busy_poll;
+	bool verbose;
+};
+
+int rw_parse_client(int argc, char **argv, struct rw_client_opts *o, char *err, size_t errlen);
+int rw_parse_server(int argc, char **argv, struct rw_server_opts *o, char *err, size_t errlen);
+
+#endif /* RW_H */

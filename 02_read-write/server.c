@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: MIT
+/*
+ * 02 rdma-server: give each client a registered buffer that the client
+ * RDMA WRITEs and READs without this CPU taking part.
+ *
+ * What it shows, in order (see sequence.txt): on a CONNECT_REQUEST, read
+ * the client's HELLO (how much memory, which operations, how many READs in
+ * flight); register a buffer with only the access flags those operations
+ * need; accept with responder_resources so that the client's READs are
+ * allowed; SEND the buffer's address, rkey and length. Then post nothing
+ * for the data: the client's WRITEs and READs are carried out by the NIC.
+ * When the client SENDs DONE, checksum the buffer (proof that the WRITEs
+ * landed) and reply with RESULT. Each client has its own thread, buffer
+ * and memory region (rc_serve in common/): no client sees another's data.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "rw.h"
+
+/* wr_id of each work request this side posts. */
+enum { WR_RECV_DONE = 1, WR_SEND_BUF = 2, WR_SEND_RESULT = 3, WR_PROBE = 4 };
+
+struct session {
+	struct rc_conn *c;
+	const struct rw_server_opts *opt;
+	struct rw_hello hello;
+	uint32_t len;		/* this client's buffer */
+	uint8_t read_depth;	/* the responder_resources we accept with */
+	struct rc_buf *data;	/* the buffer the client reads and writes */
+	struct rc_buf *ctrl_rx; /* DONE lands here */
+	struct rc_buf *ctrl_tx; /* BUF at 0, RESULT at RW_CTRL_MAX */
+	uint64_t checksum;
+	bool mismatch;
+};
+
+/* Everything the connection needs, before accepting it. */
+static int setup(struct session *s)
+{
+	struct rc_conn *c = s->c;
+	/* Sends: BUF, RESULT and a liveness probe, possibly all at once.
+	 * Receives: DONE. The client's WRITEs and READs use none of these
+	 * queues on this side: one-sided operations consume no WRs here. */
+	struct ibv_qp_cap cap = {
+		.max_send_wr = 3, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1
+	};
+	int access = rw_access_for(s->hello.ops);
+	char flags[64];
+	int ret;
+
+	ret = rc_create_qp(c, &cap);
+	if (ret)
+		return ret;
+	/* The buffer the client may access, with only the flags its
+	 * operations need (rw_access_for): REMOTE_WRITE (+ LOCAL_WRITE, which
+	 * the verbs require alongside it) for WRITE, REMOTE_READ for READ.
+	 * Never REMOTE_ATOMIC: nobody asked for it. */
+	rc_trace(&c->log, "buffer for the client: %u bytes, access %s", s->len,
+		 rw_access_str(access, flags, sizeof(flags)));
+	ret = rc_buf_alloc(c, s->len, access, &s->data);
+	if (ret)
+		return ret;
+	/* Fresh memory for every client, filled with a known pattern: a
+	 * client reads this, never what an earlier client left behind. */
+	rw_fill_pattern(s->data->addr, s->len, RW_SERVER_SEED);
+	/* DONE arrives here: the NIC writes it, so LOCAL_WRITE. */
+	ret = rc_buf_alloc(c, RW_CTRL_MAX, IBV_ACCESS_LOCAL_WRITE, &s->ctrl_rx);
+	if (ret)
+		return ret;
+	/* BUF and RESULT, a slot each: only read by the NIC, so no flags. */
+	ret = rc_buf_alloc(c, 2 * RW_CTRL_MAX, 0, &s->ctrl_tx);
+	if (ret)
+		return ret;
+	/* The receive for DONE, posted before accepting like every receive. */
+	return rc_post_recv(c, s->ctrl_rx, 0, RW_CTRL_MAX, WR_RECV_DONE);
+}
+
+/*
+ * How many RDMA READs from the client we will serve at once. The connect
+ * request's responder_resources field is what the client asked for: its
+ * initiator_depth (the CM reports it from our side of the connection).
+ * It may not exceed our device's max_qp_rd_atom.
+ */
+static uint8_t choose_read_depth(struct session *s)
+{
+	struct rc_conn *c = s->c;
+	uint8_t rr;
+
+	if (!(s->hello.ops & RW_OP_READ))
+		return 0; /* no READs: no responder resources */
+	rr = c->peer_responder_resources;
+	if (rr > s->hello.read_depth)
+		rr = s->hello.read_depth;
+	if (rr > c->dev.max_rd_atom)
+		rr = c->dev.max_rd_atom;
+	rc_trace(&c->log,
+		 "client's initiator_depth %u, HELLO read depth %u, device max_qp_rd_atom %u: "
+		 "responder_resources %u",
+		 c->peer_responder_resources, s->hello.read_depth, c->dev.max_rd_atom, rr);
+	return rr;
+}
+
+/* Tell the client where the buffer is and how it may use it. */
+static int send_buf(struct session *s)
+{
+	struct rw_buf b = {
+		.rb = { .addr = (uintptr_t)s->data->addr,
+			.rkey = s->data->mr->rkey,
+			.len = s->len },
+		.max_msg_sz = s->c->dev.max_msg_sz,
+		.ops = s->hello.ops,
+		.read_depth = s->read_depth,
+	};
+	size_t n = rw_buf_pack(s->ctrl_tx->addr, 0, &b);
+
+	/* Signalled, like every send here: a completion for each, so the
+	 * send queue never fills with finished WRs. */
+	return rc_post_send(s->c, s->ctrl_tx, 0, n, WR_SEND_BUF, true);
+}
+
+/* The client is done: checksum the buffer and answer with RESULT. */
+static int on_done(struct session *s, const struct ibv_wc *wc)
+{
+	struct rc_conn *c = s->c;
+	struct rw_sum done, result;
+	char why[160];
+	size_t n;
+	int ret;
+
+	/* Validate before use: size from wc.byte_len, then every field. */
+	ret = rw_sum_unpack(s->ctrl_rx->addr, wc->byte_len, RW_T_DONE, 1, &done, why, sizeof(why));
+	if (ret)
+		return rc_fail(&c->log, EPROTO, "bad DONE from the client: %s", why);
+	if (done.len != s->len)
+		return rc_fail(&c->log, EPROTO, "DONE is about %u bytes, the buffer has %u",
+			       done.len, s->len);
+	/* Nothing was posted on this side for the data: whatever the client
+	 * wrote is simply in memory now. */
+	s->checksum = rw_checksum(s->data->addr, s->len);
+	s->mismatch = s->checksum != done.checksum;
+	if (s->mismatch)
+		printf("client %s done: %u bytes, checksum " RW_CHECKSUM_NAME " 0x%016" PRIx64
+		       " DIFFERS from the client's 0x%016" PRIx64 "\n",
+		       c->peer, s->len, s->checksum, done.checksum);
+	else
+		printf("client %s done: %u bytes, checksum " RW_CHECKSUM_NAME " 0x%016" PRIx64
+		       ", the same as the client's\n",
+		       c->peer, s->len, s->checksum);
+	/* RESULT has a send slot of its own (BUF's may still be in use). */
+	result = (struct rw_sum){ .checksum = s->checksum, .len = s->len };
+	n = rw_sum_pack((uint8_t *)s->ctrl_tx->addr + RW_CTRL_MAX, RW_T_RESULT, 1, &result);
+	return rc_post_send(c, s->ctrl_tx, RW_CTRL_MAX, n, WR_SEND_RESULT, true);
+}
+
+/*
+ * The client's WRITEs and READs never show up here, so a client that is
+ * busy and a client whose host died look the same: silence. When a wait
+ * times out, post a zero-length RDMA WRITE to the client (it needs no
+ * rkey and touches no memory): the client's NIC acknowledges it if the
+ * client is still there, and it fails with IBV_WC_RETRY_EXC_ERR if not.
+ */
+static int probe_client(struct session *s)
+{
+	rc_trace(&s->c->log, "no DONE within %d ms: probing the client", s->c->timeout_ms);
+	return rc_post_rdma(s->c, IBV_WR_RDMA_WRITE, s->ctrl_tx, 0, 0, 0, 0, 0, WR_PROBE, true);
+}
+
+/* Is this the completion of wr_id, of that kind? */
+static bool is(const struct ibv_wc *wc, uint64_t wr_id, enum ibv_wc_opcode op)
+{
+	return wc->wr_id == wr_id && wc->opcode == op;
+}
+
+/* Wait for DONE, answer it, and wait for the client to hang up. */
+static int converse(struct session *s)
+{
+	struct rc_conn *c = s->c;
+	bool probing = false, done = false, result_sent = false;
+	struct ibv_wc wc;
+	int ret;
+
+	for (;;) {
+		ret = rc_next_wc(c, &wc);
+		if (ret == -ETIMEDOUT && !done && !probing) {
+			ret = probe_client(s);
+			if (ret)
+				return ret;
+			probing = true;
+			continue;
+		}
+		if (ret == -ETIMEDOUT && probing)
+			return rc_fail(&c->log, ETIMEDOUT,
+				       "the client sent no DONE and its NIC did not answer a probe "
+				       "within %d ms",
+				       c->timeout_ms);
+		if (ret == -ETIMEDOUT && result_sent)
+			return 0; /* it has its RESULT; stop waiting for its goodbye */
+		if (ret == -ECONNRESET && c->peer_disconnected && result_sent)
+			return 0; /* the client said goodbye */
+		if (ret == -ECONNRESET && c->peer_disconnected)
+			return rc_fail(&c->log, ECONNRESET,
+				       "the client disconnected before it was done (it failed or "
+				       "was stopped)");
+		if (ret == -EIO && wc.wr_id == WR_PROBE && result_sent)
+			continue; /* the client hung up while the probe was out */
+		if (ret == -EIO && wc.wr_id == WR_RECV_DONE && wc.status == IBV_WC_WR_FLUSH_ERR)
+			return rc_fail(&c->log, EIO,
+				       "the receive for DONE was flushed: the connection is in the "
+				       "error state (was an RDMA request of the client refused, "
+				       "e.g. for a wrong rkey?)");
+		if (ret)
+			return ret;
+		if (is(&wc, WR_SEND_BUF, IBV_WC_SEND)) {
+			continue;
+		} else if (is(&wc, WR_PROBE, IBV_WC_RDMA_WRITE) && probing) {
+			probing = false;
+			rc_trace(&c->log, "the client's NIC answered: still working, waiting on");
+		} else if (is(&wc, WR_RECV_DONE, IBV_WC_RECV) && !done) {
+			done = true;
+			ret = on_done(s, &wc);
+			if (ret)
+				return ret;
+		} else if (is(&wc, WR_SEND_RESULT, IBV_WC_SEND) && done) {
+			result_sent = true;
+		} else {
+			return rc_unexpected_wc(c, &wc);
+		}
+	}
+}
+
+/* One client, from its connect request to its disconnect. */
+static int serve_client(struct rc_conn *c, const void *priv, size_t priv_len, void *arg)
+{
+	struct session s = { .c = c, .opt = arg };
+	char why[160], flags[64];
+	int ret;
+
+	ret = rw_hello_unpack(priv, priv_len, &s.hello, why, sizeof(why));
+	if (ret) {
+		rc_reject(c, why);
+		return rc_fail(&c->log, EPROTO, "rejected: %s", why);
+	}
+	s.len = s.hello.len ? s.hello.len : s.opt->size;
+	if (s.len > s.opt->size) {
+		snprintf(why, sizeof(why),
+			 "asks for a %u-byte buffer; this server gives each client at most %u "
+			 "bytes (its -s)",
+			 s.len, s.opt->size);
+		rc_reject(c, why);
+		return rc_fail(&c->log, EPROTO, "rejected: %s", why);
+	}
+	ret = setup(&s);
+	if (ret) {
+		rc_reject(c, "server could not set up the connection (see its log)");
+		return ret;
+	}
+	s.read_depth = choose_read_depth(&s);
+	if ((s.hello.ops & RW_OP_READ) && !s.read_depth) {
+		snprintf(why, sizeof(why),
+			 "wants to RDMA READ but its connect request has initiator_depth 0");
+		rc_reject(c, why);
+		return rc_fail(&c->log, EPROTO, "rejected: %s", why);
+	}
+	/* responder_resources: how many of the client's READs our QP serves
+	 * at once (0 = none at all). initiator_depth 0: we issue no READs. */
+	ret = rc_accept(c, 0, s.read_depth);
+	if (ret)
+		return ret;
+	printf("connection from %s: %u-byte buffer, access %s, read depth %u\n", c->peer, s.len,
+	       rw_access_str(rw_access_for(s.hello.ops), flags, sizeof(flags)), s.read_depth);
+	ret = send_buf(&s);
+	if (ret)
+		return ret;
+	ret = converse(&s);
+	if (ret)
+		return ret;
+	printf("connection from %s closed\n", c->peer);
+	rc_disconnect(c);
+	if (s.mismatch)
+		return rc_fail(&c->log, EPROTO,
+			       "the buffer's checksum differs from the client's: the data did not "
+			       "arrive as sent");
+	return 0;
+}
+
+/* SIGINT/SIGTERM become a readable fd, so rc_serve can poll for them. */
+static int make_stop_fd(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	/* Blocked in every thread (client threads inherit the mask). */
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
+		return -1;
+	return signalfd(-1, &set, SFD_CLOEXEC);
+}
+
+int main(int argc, char **argv)
+{
+	struct rw_server_opts opt;
+	struct rc_listener l = { 0 };
+	struct rc_serve_opts so;
+	char err[256];
+	int ret, stop_fd, code = RC_EXIT_OK;
+
+	ret = rw_parse_server(argc, argv, &opt, err, sizeof(err));
+	if (ret) {
+		if (ret < 0)
+			fprintf(stderr, "rdma-server: %s (try --help)\n", err);
+		return ret > 0 ? RC_EXIT_OK : RC_EXIT_USAGE;
+	}
+	/* Line-buffered even into a pipe: scripts wait for our lines. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	stop_fd = make_stop_fd();
+	if (stop_fd < 0) {
+		perror("rdma-server: signalfd");
+		return RC_EXIT_FAIL;
+	}
+	ret = rc_listen(&l, opt.bind, opt.port, opt.verbose);
+	if (ret) {
+		fprintf(stderr, "rdma-server: %s\n", l.log.err);
+		code = RC_EXIT_NOCONN;
+		goto out;
+	}
+	/* Only now, really ready: scripts may connect after this line. */
+	printf("listening on %s port %u\n", l.addr, l.port);
+
+	so = (struct rc_serve_opts){ .max_clients = opt.max_clients,
+				     .once = opt.once,
+				     .timeout_ms = opt.timeout_ms,
+				     .verbose = opt.verbose,
+				     .stop_fd = stop_fd,
+				     .busy_poll = opt.busy_poll };
+	ret = rc_serve(&l, &so, serve_client, &opt);
+	if (ret == -EIO && opt.once) {
+		code = RC_EXIT_FAIL; /* the one client failed; already logged */
+	} else if (ret) {
+		fprintf(stderr, "rdma-server: %s\n", l.log.err);
+		code = RC_EXIT_FAIL;
+	}
+out:
+	rc_listener_close(&l);
+	close(stop_fd);
+	return code;
+}

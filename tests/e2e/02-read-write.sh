@@ -1,0 +1,265 @@
+#!/usr/bin/env bash
+# End-to-end tests of 02_read-write on a real (or Soft-RoCE) device.
+# Run through tools/rdma-env, which sets RDMA_IP.
+. "$(dirname "$0")/../lib.sh"
+
+S=$ROOT/02_read-write/rdma-server
+C=$ROOT/02_read-write/rdma-client
+CT=(--timeout 5) # client timeout: every wait in the client is bounded by it
+HEX='0x[0-9a-f]{16}'
+
+# The checksum printed on a line of NAME's stdout matching REGEX.
+sum_of() {
+	grep -E -- "$2" "$T/$1.out" | grep -Eo "fnv1a64 $HEX" | head -n1 | cut -d' ' -f2
+}
+
+# The port's max_msg_sz (the largest single RDMA message), 8 MiB if unknown.
+max_msg_sz() {
+	local v
+	v=$(ibv_devinfo -v ${RDMA_DEV:+-d "$RDMA_DEV"} 2>/dev/null | awk '/max_msg_sz/ { print $2; exit }')
+	[[ $v =~ ^0x[0-9a-fA-F]+$ ]] && echo $((v)) || echo $((8 << 20))
+}
+
+# want_verified CLIENT SERVER SIZE: the client verified SIZE bytes, and the
+# three checksums (client's own, the server's as the client received it, the
+# server's as the server printed it) are one and the same.
+want_verified() {
+	local c s1
+	want_out "$1" "^verified $3 bytes$" || return 1
+	c=$(sum_of "$1" "^client checksum: .* over $3 bytes$")
+	s1=$(sum_of "$1" "^server checksum: .* over $3 bytes$")
+	[ -n "$c" ] && [ "$c" = "$s1" ] ||
+		fail "checksums of $3 bytes differ or are missing: client '$c', server (as received) '$s1'" || return 1
+	grep -Eq "^client $RDMA_IP port [0-9]+ done: $3 bytes, checksum fnv1a64 $c, the same as the client's$" "$T/$2.out" ||
+		fail "the server printed no checksum $c for $3 bytes: $(tail_of "$T/$2.out")"
+}
+
+t_write_read_verify_default() {
+	start_server srv "$S" --once || return 1
+	run cli "$C" "${CT[@]}" "$RDMA_IP" "$PORT"
+	want_rc cli 0 || return 1
+	# SIZE defaults to the advertised length (the server's default 1 MiB).
+	want_out cli "^server buffer: 1048576 bytes at 0x[0-9a-f]+, rkey 0x[0-9a-f]+, write\+read, read depth 16$" || return 1
+	want_out cli "^wrote 1048576 bytes in 1 RDMA WRITE$" || return 1
+	want_out cli "^read 1048576 bytes in 1 RDMA READ$" || return 1
+	wait_exit srv 10
+	want_rc srv 0 || return 1
+	want_out srv "1048576-byte buffer, access LOCAL_WRITE\|REMOTE_WRITE\|REMOTE_READ, read depth 16$" || return 1
+	want_verified cli srv 1048576
+}
+
+t_sizes_verified_and_split() {
+	local max big size n=0 pieces
+	max=$(max_msg_sz)
+	big=$((max + max / 2 + 3)) # larger than max_msg_sz: two WRs, the last odd-sized
+	[ "$big" -le $((64 << 20)) ] || { REASON="max_msg_sz $max is too large to test here"; return 77; }
+	start_server srv "$S" -s "$big" || return 1
+	for size in 1 4096 $((1048576 + 3)) $((8 << 20)) "$big"; do
+		n=$((n + 1))
+		run cli$n "$C" "${CT[@]}" -s "$size" "$RDMA_IP" "$PORT"
+		want_rc cli$n 0 || return 1
+		want_verified cli$n srv "$size" || return 1
+		pieces=$(((size + max - 1) / max))
+		if [ "$pieces" = 1 ]; then
+			want_out cli$n "^wrote $size bytes in 1 RDMA WRITE$" || return 1
+			want_out cli$n "^read $size bytes in 1 RDMA READ$" || return 1
+		else
+			want_out cli$n "^wrote $size bytes in $pieces RDMA WRITEs \(max_msg_sz $max\)$" || return 1
+			want_out cli$n "^read $size bytes in $pieces RDMA READs \(max_msg_sz $max\)$" || return 1
+		fi
+	done
+	alive srv || return 1
+	stop_server srv
+}
+
+# want_bandwidth NAME OP DEPTH: the line for 200 x 64 KiB, with MiB/s and
+# Gb/s consistent with bytes and seconds (perftest's units).
+want_bandwidth() {
+	local s mib gb re="^$2: 200 x 65536 bytes in ([0-9.]+) s = ([0-9.]+) MiB/s = ([0-9.]+) Gb/s \(depth $3\)$"
+	want_out "$1" "$re" || return 1
+	read -r s mib gb < <(sed -En "s#$re#\1 \2 \3#p" "$T/$1.out")
+	awk -v s="$s" -v m="$mib" -v g="$gb" 'BEGIN {
+		b = 200 * 65536; if (s <= 0) exit 1
+		em = b / 1048576 / s; eg = b * 8 / 1e9 / s
+		# Allow only for the rounding of the printed figures: s to 1 ms,
+		# MiB/s to 0.1, Gb/s to 0.01.
+		r = 0.0005 / s + 0.002
+		dm = m - em; dg = g - eg
+		exit !(dm * dm <= (em * r + 0.051) ^ 2 && dg * dg <= (eg * r + 0.0051) ^ 2)
+	}' || fail "$2 bandwidth figures inconsistent: $s s, $mib MiB/s, $gb Gb/s"
+}
+
+t_pipelined_write_and_read() {
+	local op d posts sig
+	start_server srv "$S" -s 64K || return 1
+	for op in write read; do
+		for d in 1 16; do
+			run $op$d "$C" "${CT[@]}" --op $op -n 200 -t $d -v "$RDMA_IP" "$PORT"
+			want_rc $op$d 0 || return 1
+			want_bandwidth $op$d $op $d || return 1
+			want_verified $op$d srv 65536 || return 1
+			# Selective signalling: with depth 1 every WR asks for a
+			# completion; with depth 16 every 8th and the last (25).
+			posts=$(grep -c "^client: post RDMA_${op^^} " "$T/$op$d.err")
+			sig=$(grep -c "^client: post RDMA_${op^^} .* signaled$" "$T/$op$d.err")
+			[ "$posts" = 200 ] || fail "$op depth $d: $posts WRs posted, expected 200" || return 1
+			[ "$sig" = $((d == 1 ? 200 : 25)) ] ||
+				fail "$op depth $d: $sig of 200 WRs signalled" || return 1
+		done
+	done
+	stop_server srv
+}
+
+t_two_clients_at_once_each_own_buffer() {
+	local i k1 k2
+	start_server srv "$S" -s 2M || return 1
+	for i in 1 2; do
+		spawn cli$i "$C" "${CT[@]}" -n 10 "$RDMA_IP" "$PORT"
+	done
+	for i in 1 2; do
+		wait_exit cli$i 60
+		want_rc cli$i 0 || return 1
+		want_out cli$i "^verified 2097152 bytes$" || return 1
+	done
+	# Each wrote its own random pattern: two different checksums, each
+	# confirmed by the server for that client.
+	[ "$(sum_of cli1 '^client checksum')" != "$(sum_of cli2 '^client checksum')" ] ||
+		fail "both clients report the same checksum" || return 1
+	for i in 1 2; do
+		grep -q "done: 2097152 bytes, checksum fnv1a64 $(sum_of cli$i '^client checksum'), the same" "$T/srv.out" ||
+			fail "the server did not confirm client $i's checksum" || return 1
+	done
+	k1=$(sed -n 's/^server buffer: .* rkey \(0x[0-9a-f]*\),.*/\1/p' "$T/cli1.out")
+	k2=$(sed -n 's/^server buffer: .* rkey \(0x[0-9a-f]*\),.*/\1/p' "$T/cli2.out")
+	[ -n "$k1" ] && [ "$k1" != "$k2" ] || fail "clients got rkeys '$k1' and '$k2'" || return 1
+	# A later client reads a fresh buffer: the server's own pattern, never
+	# what an earlier client wrote.
+	run rd "$C" "${CT[@]}" --op read "$RDMA_IP" "$PORT"
+	want_rc rd 0 || return 1
+	want_out rd "^verified 2097152 bytes$" || return 1
+	want_out srv "2097152-byte buffer, access REMOTE_READ, read depth 16$" || return 1
+	stop_server srv
+}
+
+t_inject_bad_rkey() {
+	start_server srv "$S" -s 64K || return 1
+	run bad "$C" "${CT[@]}" --inject bad-rkey "$RDMA_IP" "$PORT"
+	want_rc bad 1 || return 1
+	want_out bad "^completion of wr_id 1000 \(the WRITE with the wrong rkey\): IBV_WC_REM_ACCESS_ERR " || return 1
+	want_out bad "^completion of wr_id 1001 \(the correct WRITE behind it\): IBV_WC_WR_FLUSH_ERR " || return 1
+	want_out bad "^our QP is now in state ERR" || return 1
+	want_out bad "^What happened: " || return 1
+	want_err bad "failed with IBV_WC_REM_ACCESS_ERR" || return 1
+	# The server logs this client's failure and goes on serving.
+	wait_for srv "^server: client $RDMA_IP port [0-9]+: " 10 || return 1
+	alive srv || return 1
+	run cli "$C" "${CT[@]}" "$RDMA_IP" "$PORT"
+	want_rc cli 0 || return 1
+	want_verified cli srv 65536 || return 1
+	stop_server srv
+}
+
+t_bad_requests_leave_server_unaffected() {
+	start_server srv "$S" -s 1M || return 1
+	# More than the server offers: refused at connect, before any WR.
+	run big "$C" "${CT[@]}" -s 2M "$RDMA_IP" "$PORT"
+	want_rc big 3 || return 1
+	want_err big "rejected the connection: asks for a 2097152-byte buffer; this server gives each client at most 1048576 bytes" || return 1
+	run op "$C" "${CT[@]}" --op copy "$RDMA_IP" "$PORT"
+	want_rc op 2 || return 1
+	want_err op "unknown --op 'copy' \(write, read or both\) \(try --help\)" || return 1
+	alive srv || return 1
+	run cli "$C" "${CT[@]}" -s 1M "$RDMA_IP" "$PORT"
+	want_rc cli 0 || return 1
+	want_verified cli srv 1048576 || return 1
+	stop_server srv
+}
+
+t_bad_options() {
+	run c1 "$C" --bogus "$RDMA_IP"; want_rc c1 2 || return 1
+	want_err c1 "unknown option '--bogus' \(try --help\)" || return 1
+	run c2 "$C"; want_rc c2 2 || return 1
+	want_err c2 "missing SERVER" || return 1
+	run c3 "$C" -s 0 "$RDMA_IP"; want_rc c3 2 || return 1
+	want_err c3 "invalid size '0'" || return 1
+	run c4 "$C" -s 2G "$RDMA_IP"; want_rc c4 2 || return 1
+	run c5 "$C" -n 0 "$RDMA_IP"; want_rc c5 2 || return 1
+	run c6 "$C" -t 0 "$RDMA_IP"; want_rc c6 2 || return 1
+	want_err c6 "invalid depth '0'" || return 1
+	run c7 "$C" --inject bad-lkey "$RDMA_IP"; want_rc c7 2 || return 1
+	want_err c7 "unknown --inject 'bad-lkey'" || return 1
+	run c8 "$C" --inject bad-rkey --op read "$RDMA_IP"; want_rc c8 2 || return 1
+	run c9 "$C" --timeout 0 "$RDMA_IP"; want_rc c9 2 || return 1
+	run s1 "$S" -s 0; want_rc s1 2 || return 1
+	want_err s1 "invalid size '0'" || return 1
+	run s2 "$S" stray-argument; want_rc s2 2 || return 1
+	run h1 "$C" --help; want_rc h1 0 || return 1
+	want_out h1 "^usage: rdma-client" || return 1
+	run h2 "$S" --help; want_rc h2 0 || return 1
+	want_out h2 "^usage: rdma-server"
+}
+
+t_nothing_listening() {
+	start_server tmp "$S" || return 1
+	local free=$PORT
+	stop_server tmp || return 1
+	run cli "$C" --timeout 3 "$RDMA_IP" "$free"
+	want_rc cli 3 || return 1
+	want_err cli "REJECTED.*is a server listening on that port\?"
+}
+
+t_long_run_server_probes_client() {
+	# The server's wait for DONE (1 s here) is shorter than the client's
+	# run: it must probe the client, not give up on it.
+	start_server srv "$S" -s 1M --timeout 1 -v || return 1
+	run cli "$C" "${CT[@]}" --op write -n 60 -t 4 "$RDMA_IP" "$PORT"
+	want_rc cli 0 || return 1
+	want_verified cli srv 1048576 || return 1
+	local secs
+	secs=$(sed -En 's/^write: .* in ([0-9.]+) s = .*/\1/p' "$T/cli.out")
+	if awk -v s="$secs" 'BEGIN { exit !(s > 1.5) }'; then
+		want_err srv "no DONE within 1000 ms: probing the client" || return 1
+		want_err srv "the client's NIC answered: still working" || return 1
+	fi
+	stop_server srv
+}
+
+t_client_killed_server_survives() {
+	start_server srv "$S" -s 64K || return 1
+	spawn bad "$C" "${CT[@]}" --op write -n 100000000 "$RDMA_IP" "$PORT"
+	wait_for bad "^server buffer:" 15 || return 1
+	sleep 1
+	kill -9 "${PID[bad]}"
+	wait_for srv "client $RDMA_IP port [0-9]+: the client disconnected before it was done" 10 || return 1
+	alive srv || return 1
+	run cli "$C" "${CT[@]}" "$RDMA_IP" "$PORT"
+	want_rc cli 0 || return 1
+	want_verified cli srv 65536 || return 1
+	stop_server srv
+}
+
+t_server_stops_cleanly_with_client_connected() {
+	start_server srv "$S" -s 64K || return 1
+	spawn cli "$C" --timeout 5 --op write -n 100000000 "$RDMA_IP" "$PORT"
+	wait_for cli "^server buffer:" 15 || return 1
+	stop_server srv || return 1
+	# The client's WRITEs fail or it sees the disconnect: exit 1, no hang.
+	wait_exit cli 15
+	want_rc cli 1
+}
+
+t_sequence_matches_trace() {
+	start_server srv "$S" --once -v || return 1
+	run cli "$C" "${CT[@]}" -v "$RDMA_IP" "$PORT"
+	want_rc cli 0 || return 1
+	wait_exit srv 10
+	want_rc srv 0 || return 1
+	check_sequence 02_read-write c cli || return 1
+	check_sequence 02_read-write s srv
+}
+
+run_tests t_write_read_verify_default t_sizes_verified_and_split t_pipelined_write_and_read \
+	t_two_clients_at_once_each_own_buffer t_inject_bad_rkey t_bad_requests_leave_server_unaffected \
+	t_bad_options t_nothing_listening t_long_run_server_probes_client \
+	t_client_killed_server_survives t_server_stops_cleanly_with_client_connected \
+	t_sequence_matches_trace
