@@ -41,10 +41,10 @@ EX03 := 03_file-transfer
 # What `make` builds. An example joins these lists once it exists.
 EXAMPLES  := $(EX01)
 EXAMPLES += $(EX02)
-# EXAMPLES += $(EX03)
+EXAMPLES += $(EX03)
 UNIT_BINS := $(B)/tests/test-common $(B)/tests/test-basic
 UNIT_BINS += $(B)/tests/test-rw
-# UNIT_BINS += $(B)/tests/test-xfer
+UNIT_BINS += $(B)/tests/test-xfer
 
 BINS := $(foreach e,$(EXAMPLES),$(e)/rdma-server $(e)/rdma-client)
 SRCS := $(wildcard common/*.[ch] $(addsuffix /*.[ch],$(EXAMPLES)) tests/unit/*.c)

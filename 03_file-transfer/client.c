@@ -142,8 +142,7 @@ static int open_destination(struct client *cl, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot open directory '%s': %s", dir, strerror(errno));
 		return -1;
 	}
-	if (xfer_sink_open(&cl->sink, cl->dirfd, cl->local_name, cl->opt.force, why,
-			   sizeof(why))) {
+	if (xfer_sink_open(&cl->sink, cl->dirfd, cl->local_name, cl->opt.force, why, sizeof(why))) {
 		snprintf(err, errlen, "%s", why);
 		return -1;
 	}
@@ -176,8 +175,8 @@ static void progress_show(struct client *cl, uint64_t done)
 	xfer_fmt_size(b, sizeof(b), cl->size);
 	fprintf(stderr, "%s%s %s of %s (%.0f%%), %.1f MiB/s, ETA %s%s", p->tty ? "\r" : "",
 		cl->opt.op == XFER_PUT ? "put" : "get", a, b,
-		cl->size ? 100.0 * (double)done / (double)cl->size : 100.0, rate / 1048576.0,
-		eta, p->tty ? "\033[K" : "\n");
+		cl->size ? 100.0 * (double)done / (double)cl->size : 100.0, rate / 1048576.0, eta,
+		p->tty ? "\033[K" : "\n");
 	p->shown = p->tty;
 }
 
@@ -225,11 +224,12 @@ static int ring_failed(struct client *cl, int ret)
 			snprintf(hint, sizeof(hint), "%s", "nothing useful fits: raise the limit");
 	}
 	xfer_fmt_size(lim, sizeof(lim), rl.rlim_cur);
-	return rc_fail(&cl->conn.log, -ret,
-		       "cannot register the %s ring (chunk %s x depth %u): %s; registered memory is "
-		       "locked memory, limited to %s for this process (`ulimit -l`): raise the "
-		       "limit, or use a ring that fits, e.g. %s",
-		       ring, c, cl->opt.depth, strerror(-ret), lim, hint);
+	return rc_fail(
+		&cl->conn.log, -ret,
+		"cannot register the %s ring (chunk %s x depth %u): %s; registered memory is "
+		"locked memory, limited to %s for this process (`ulimit -l`): raise the "
+		"limit, or use a ring that fits, e.g. %s",
+		ring, c, cl->opt.depth, strerror(-ret), lim, hint);
 }
 
 /* Returns 0, or a negative errno; *usage set when -c does not fit. */
@@ -263,8 +263,8 @@ static int setup(struct client *cl, bool *usage)
 		/* How many READs we ask to have outstanding: the responder
 		 * must hold state for each, so devices cap it (max_qp_rd_atom,
 		 * often 16 on hardware). */
-		cl->initiator_depth = depth < c->dev.max_rd_atom ? (uint8_t)depth
-								 : c->dev.max_rd_atom;
+		cl->initiator_depth =
+			depth < c->dev.max_rd_atom ? (uint8_t)depth : c->dev.max_rd_atom;
 		if (!cl->initiator_depth)
 			return rc_fail(&c->log, ENOTSUP, "this device cannot issue RDMA READs");
 	}
@@ -321,8 +321,8 @@ static int unexpected(struct client *cl, const struct xfer_msg *m)
 }
 
 /* A failure on our side during a transfer: tell the server, then fail. */
-static int __attribute__((format(printf, 3, 4))) give_up(struct client *cl, int code,
-							 const char *fmt, ...)
+static int __attribute__((format(printf, 3, 4)))
+give_up(struct client *cl, int code, const char *fmt, ...)
 {
 	char text[XFER_ERR_TEXT + 1];
 	struct xfer_msg m;
@@ -539,8 +539,9 @@ static int on_chunk_read(struct client *cl, uint64_t seq)
 	if (ret)
 		return give_up(cl, -ret, "client: %s; removed the partial file", why);
 	xfer_hash_update(&cl->hash, data, len);
-	rc_trace(&cl->conn.log, "chunk %" PRIu64 ": wrote %u bytes at offset %" PRIu64 " from slot %u",
-		 seq, len, seq * chunk, slot);
+	rc_trace(&cl->conn.log,
+		 "chunk %" PRIu64 ": wrote %u bytes at offset %" PRIu64 " from slot %u", seq, len,
+		 seq * chunk, slot);
 	m.u.credit.seq = seq;
 	m.u.credit.slot = slot;
 	return xfer_ctl_send(&cl->ctl, &m);
@@ -603,8 +604,8 @@ static int get_file(struct client *cl)
 		}
 		if (have_done && done == n)
 			return commit_get(cl, &fin);
-		progress_show(cl, done * cl->opt.chunk < cl->size ? done * cl->opt.chunk
-								  : cl->size);
+		progress_show(cl,
+			      done * cl->opt.chunk < cl->size ? done * cl->opt.chunk : cl->size);
 		ret = xfer_ctl_next(&cl->ctl, &wc);
 		if (ret)
 			return ret;
@@ -675,6 +676,7 @@ int main(int argc, char **argv)
 	xfer_quote(q, sizeof(q), cl.opt.name, strlen(cl.opt.name));
 	snprintf(cl.qname, sizeof(cl.qname), "'%s'", q);
 	rc_conn_init(c, "client", cl.opt.verbose, cl.opt.timeout_ms, -1);
+	c->busy_poll = cl.opt.busy_poll;
 
 	/* 1. The local side, before any traffic: exit 2 if it is wrong. */
 	ret = cl.opt.op == XFER_PUT ? open_source(&cl, err, sizeof(err))
@@ -712,7 +714,7 @@ int main(int argc, char **argv)
 	cl.prog = (struct progress){ .on = cl.opt.progress == 1 ||
 					   (cl.opt.progress < 0 && isatty(STDERR_FILENO)),
 				     .tty = isatty(STDERR_FILENO),
-				     .t0_ns = cl.t0_ns };
+				     .t0_ns = cl.t0_ns }; /* last_ns 0: show at once */
 	ret = request(&cl);
 	/* 6. The data, then DONE and COMMITTED. */
 	if (!ret)
@@ -727,8 +729,8 @@ int main(int argc, char **argv)
 	code = RC_EXIT_OK;
 	goto out;
 fail:
-	fprintf(stderr, "rdma-client: %s %s: %s\n", cl.opt.op == XFER_PUT ? "put" : "get",
-		cl.qname, c->log.err);
+	fprintf(stderr, "rdma-client: %s %s: %s\n", cl.opt.op == XFER_PUT ? "put" : "get", cl.qname,
+		c->log.err);
 out:
 	/* A get that did not commit leaves nothing behind. */
 	xfer_sink_abort(&cl.sink);

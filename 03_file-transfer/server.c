@@ -52,14 +52,14 @@ struct session {
 	struct rc_conn *c;
 	const struct server *srv;
 	struct xfer_hello hello;
-	uint8_t rd_depth;	 /* get: READs we accepted to serve at once */
-	struct rc_buf *ring;	 /* hello.depth slots of hello.chunk bytes */
-	struct xfer_ctl ctl;	 /* control messages */
-	struct xfer_hash hash;	 /* of the data as we write or read it */
-	struct xfer_sink sink;	 /* put: the temporary file */
-	int fd;			 /* get: the file served */
-	uint64_t size, nchunks;	 /* of the file */
-	char qname[400];	 /* the name, quoted for messages */
+	uint8_t rd_depth;	/* get: READs we accepted to serve at once */
+	struct rc_buf *ring;	/* hello.depth slots of hello.chunk bytes */
+	struct xfer_ctl ctl;	/* control messages */
+	struct xfer_hash hash;	/* of the data as we write or read it */
+	struct xfer_sink sink;	/* put: the temporary file */
+	int fd;			/* get: the file served */
+	uint64_t size, nchunks; /* of the file */
+	char qname[400];	/* the name, quoted for messages */
 	uint8_t digest[XFER_HASH_LEN];
 };
 
@@ -110,8 +110,8 @@ static int setup(struct session *s)
 					 : IBV_ACCESS_REMOTE_READ;
 	ret = rc_buf_alloc(c, (size_t)s->hello.chunk * depth, access, &s->ring);
 	if (ret)
-		return reject_setup(c, ret,
-				    "the server could not register its ring; try a smaller -c or -t");
+		return reject_setup(
+			c, ret, "the server could not register its ring; try a smaller -c or -t");
 	ret = xfer_ctl_init(&s->ctl, c, XFER_RECVS(depth), XFER_RECVS(depth));
 	if (ret)
 		return reject_setup(c, ret, "the server could not set up the connection");
@@ -170,8 +170,8 @@ static int accept_client(struct session *s, const void *priv, size_t priv_len)
  * Send ERROR{code, text} (the client prints the text), wait until it is
  * delivered, and record it for our log. Returns -code.
  */
-static int __attribute__((format(printf, 3, 4))) refuse(struct session *s, int code,
-							const char *fmt, ...)
+static int __attribute__((format(printf, 3, 4)))
+refuse(struct session *s, int code, const char *fmt, ...)
 {
 	struct xfer_msg m;
 	char text[XFER_ERR_TEXT + 1];
@@ -269,8 +269,9 @@ static int start_get(struct session *s, const struct xfer_request *r)
 	if (s->fd < 0) {
 		ret = errno;
 		if (ret == ELOOP)
-			return refuse(s, ret, "%s is a symbolic link; the server does not follow "
-					      "links",
+			return refuse(s, ret,
+				      "%s is a symbolic link; the server does not follow "
+				      "links",
 				      s->qname);
 		if (ret == ENOENT)
 			return refuse(s, ret, "no such file %s on the server", s->qname);
@@ -369,8 +370,8 @@ static int on_put_done(struct session *s, uint64_t arrived, const struct xfer_do
 	if (!ret)
 		ret = xfer_ctl_drain(&s->ctl);
 	/* Committed either way: the file is in place and verified. */
-	printf("put %s from %s: %" PRIu64 " bytes, %s %s verified, stored\n", s->qname,
-	       s->c->peer, s->size, XFER_HASH_NAME, ours);
+	printf("put %s from %s: %" PRIu64 " bytes, %s %s verified, stored\n", s->qname, s->c->peer,
+	       s->size, XFER_HASH_NAME, ours);
 	return 0;
 }
 
@@ -427,7 +428,8 @@ static int fill_slot(struct session *s, uint64_t seq)
 	if (ret)
 		return refuse(s, -ret, "server cannot read %s: %s", s->qname, why);
 	xfer_hash_update(&s->hash, data, len);
-	m.u.chunk = (struct xfer_chunk){ .seq = seq, .offset = seq * chunk, .len = len, .slot = slot };
+	m.u.chunk =
+		(struct xfer_chunk){ .seq = seq, .offset = seq * chunk, .len = len, .slot = slot };
 	return xfer_ctl_send(&s->ctl, &m);
 }
 
@@ -607,6 +609,7 @@ int main(int argc, char **argv)
 				     .once = srv.opt.once,
 				     .timeout_ms = srv.opt.timeout_ms,
 				     .verbose = srv.opt.verbose,
+				     .busy_poll = srv.opt.busy_poll,
 				     .stop_fd = stop_fd };
 	ret = rc_serve(&l, &so, serve_client, &srv);
 	if (ret == -EIO && srv.opt.once) {

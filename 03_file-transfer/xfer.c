@@ -119,8 +119,7 @@ size_t xfer_hello_pack(uint8_t buf[XFER_HELLO_LEN], const struct xfer_hello *h)
 	return XFER_HELLO_LEN;
 }
 
-int xfer_hello_unpack(const void *priv, size_t len, struct xfer_hello *h, char *err,
-		      size_t errlen)
+int xfer_hello_unpack(const void *priv, size_t len, struct xfer_hello *h, char *err, size_t errlen)
 {
 	struct rc_msg m;
 	int ret;
@@ -174,8 +173,7 @@ size_t xfer_msg_pack(void *buf, uint32_t seq, const struct xfer_msg *m)
 	case XFER_T_REQUEST:
 		put64(b, m->u.request.size);
 		put32(b + 8, m->u.request.flags);
-		len = m->u.request.name_len > XFER_NAME_MAX ? XFER_NAME_MAX
-							    : m->u.request.name_len;
+		len = m->u.request.name_len > XFER_NAME_MAX ? XFER_NAME_MAX : m->u.request.name_len;
 		put16(b + 12, (uint16_t)len);
 		memcpy(b + 16, m->u.request.name, len);
 		break;
@@ -330,8 +328,7 @@ void xfer_msg_describe(const struct xfer_msg *m, char *out, size_t outlen)
 		break;
 	case XFER_T_ACCEPT:
 		snprintf(out, outlen,
-			 "%s size=%" PRIu64 " rd_depth=%u ring addr=0x%" PRIx64
-			 " rkey=0x%x len=%u",
+			 "%s size=%" PRIu64 " rd_depth=%u ring addr=0x%" PRIx64 " rkey=0x%x len=%u",
 			 t, m->u.accept.size, m->u.accept.rd_depth, m->u.accept.ring.addr,
 			 m->u.accept.ring.rkey, m->u.accept.ring.len);
 		break;
@@ -437,11 +434,12 @@ int xfer_check_chunk(const struct xfer_chunk *ch, uint64_t want_seq, uint64_t si
 		return bad(err, errlen, "CHUNK seq %" PRIu64 ", expected %" PRIu64, ch->seq,
 			   want_seq);
 	if (ch->slot != want_seq % depth)
-		return bad(err, errlen, "CHUNK %" PRIu64 " in slot %u, expected %" PRIu64,
-			   ch->seq, ch->slot, want_seq % depth);
+		return bad(err, errlen, "CHUNK %" PRIu64 " in slot %u, expected %" PRIu64, ch->seq,
+			   ch->slot, want_seq % depth);
 	if (ch->offset != want_seq * chunk)
-		return bad(err, errlen, "CHUNK %" PRIu64 " at offset %" PRIu64 ", expected %" PRIu64,
-			   ch->seq, ch->offset, want_seq * chunk);
+		return bad(err, errlen,
+			   "CHUNK %" PRIu64 " at offset %" PRIu64 ", expected %" PRIu64, ch->seq,
+			   ch->offset, want_seq * chunk);
 	if (ch->len != xfer_chunk_len(size, chunk, want_seq))
 		return bad(err, errlen, "CHUNK %" PRIu64 " of %u bytes, expected %u", ch->seq,
 			   ch->len, xfer_chunk_len(size, chunk, want_seq));
@@ -578,6 +576,7 @@ int xfer_parse_endpoint(const char *arg, struct xfer_endpoint *ep, char *err, si
 
 enum {
 	OPT_TIMEOUT = 1000,
+	OPT_POLL,
 	OPT_PROGRESS,
 	OPT_NO_PROGRESS,
 	OPT_ONCE,
@@ -602,6 +601,8 @@ static const char client_usage[] =
 	"      --progress      show bytes, rate and ETA on stderr (default: if it is a TTY)\n"
 	"      --no-progress   never show progress\n"
 	"      --timeout SEC   bound of every wait (default 10)\n"
+	"      --poll MODE     wait for completions by 'event' (sleep, default) or\n"
+	"                      'busy' (spin: one core at 100%)\n"
 	"  -q, --quiet         print nothing but errors\n"
 	"  -v, --verbose       trace every CM event, work request and completion\n"
 	"  -h, --help          this text\n\n"
@@ -624,12 +625,13 @@ static const char server_usage[] =
 	"      --max-mem SIZE    most registered ring memory, chunk x depth, per\n"
 	"                        client (default 64M)\n"
 	"      --timeout SEC     bound of every wait within a connection (default 10)\n"
+	"      --poll MODE       'event' (default) or 'busy': busy spins one core per client\n"
 	"  -v, --verbose         trace every CM event, work request and completion\n"
 	"  -h, --help            this text\n\n"
 	"Prints 'listening on ADDR port N' once ready. Stops on SIGINT/SIGTERM.\n";
 
-static int __attribute__((format(printf, 3, 4))) usage_err(char *err, size_t errlen,
-							   const char *fmt, ...)
+static int __attribute__((format(printf, 3, 4)))
+usage_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -640,8 +642,8 @@ static int __attribute__((format(printf, 3, 4))) usage_err(char *err, size_t err
 }
 
 /* SRC and DST into the options: which one is remote, which name. */
-static int client_endpoints(const char *src, const char *dst, struct xfer_client_opts *o,
-			    char *err, size_t errlen)
+static int client_endpoints(const char *src, const char *dst, struct xfer_client_opts *o, char *err,
+			    size_t errlen)
 {
 	struct xfer_endpoint s, d;
 	const char *base;
@@ -700,6 +702,7 @@ int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *e
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "poll", required_argument, NULL, OPT_POLL },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -743,6 +746,11 @@ int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *e
 						 optarg);
 			break;
 		case 'q': o->quiet = true; break;
+		case OPT_POLL:
+			if (rc_parse_poll(optarg, &o->busy_poll))
+				return usage_err(err, errlen,
+						 "invalid poll mode '%s' (event or busy)", optarg);
+			break;
 		case 'v': o->verbose = true; break;
 		case 'h': fputs(client_usage, stdout); return 1;
 		case ':':
@@ -778,6 +786,7 @@ int xfer_parse_server(int argc, char **argv, struct xfer_server_opts *o, char *e
 		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 		{ "max-mem", required_argument, NULL, OPT_MAX_MEM },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "poll", required_argument, NULL, OPT_POLL },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -785,12 +794,12 @@ int xfer_parse_server(int argc, char **argv, struct xfer_server_opts *o, char *e
 	uint64_t v;
 	int c;
 
-	*o = (struct xfer_server_opts){ .port = RC_DEFAULT_PORT,
-					.max_clients = 8,
-					.lim = { .max_chunk = 16u << 20,
-						 .max_depth = 64,
-						 .max_mem = 64u << 20 },
-					.timeout_ms = RC_DEFAULT_TIMEOUT_MS };
+	*o = (struct xfer_server_opts){
+		.port = RC_DEFAULT_PORT,
+		.max_clients = 8,
+		.lim = { .max_chunk = 16u << 20, .max_depth = 64, .max_mem = 64u << 20 },
+		.timeout_ms = RC_DEFAULT_TIMEOUT_MS
+	};
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":r:p:b:vh", longopts, NULL)) != -1) {
@@ -832,6 +841,11 @@ int xfer_parse_server(int argc, char **argv, struct xfer_server_opts *o, char *e
 				return usage_err(err, errlen, "invalid timeout '%s' (seconds > 0)",
 						 optarg);
 			break;
+		case OPT_POLL:
+			if (rc_parse_poll(optarg, &o->busy_poll))
+				return usage_err(err, errlen,
+						 "invalid poll mode '%s' (event or busy)", optarg);
+			break;
 		case 'v': o->verbose = true; break;
 		case 'h': fputs(server_usage, stdout); return 1;
 		case ':':
@@ -872,10 +886,10 @@ int xfer_check_limits(const struct xfer_hello *h, const struct xfer_limits *lim,
 
 	xfer_fmt_size(a, sizeof(a), h->chunk);
 	if (h->chunk > lim->max_chunk || h->chunk > max_msg_sz) {
-		xfer_fmt_size(b, sizeof(b), lim->max_chunk < max_msg_sz ? lim->max_chunk
-									: max_msg_sz);
-		snprintf(err, errlen, "chunk %s is larger than this server allows (%s); use -c",
-			 a, b);
+		xfer_fmt_size(b, sizeof(b),
+			      lim->max_chunk < max_msg_sz ? lim->max_chunk : max_msg_sz);
+		snprintf(err, errlen, "chunk %s is larger than this server allows (%s); use -c", a,
+			 b);
 		return -ERANGE;
 	}
 	if (h->depth > lim->max_depth) {
@@ -1283,8 +1297,7 @@ int xfer_ctl_send(struct xfer_ctl *x, const struct xfer_msg *m)
 			return ret;
 	}
 	slot = x->free_send[--x->nfree];
-	len = xfer_msg_pack((uint8_t *)x->sbuf->addr + (size_t)slot * XFER_MSG_MAX,
-			    x->send_seq, m);
+	len = xfer_msg_pack((uint8_t *)x->sbuf->addr + (size_t)slot * XFER_MSG_MAX, x->send_seq, m);
 	if (x->c->log.verbose) {
 		xfer_msg_describe(m, desc, sizeof(desc));
 		rc_trace(&x->c->log, "send %s", desc);

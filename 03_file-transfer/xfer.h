@@ -45,21 +45,21 @@ enum xfer_op { XFER_PUT = 1, XFER_GET = 2 };
 #define XFER_HASH_NAME	 "xxh3-128"
 #define XFER_MIN_CHUNK	 4096u
 #define XFER_MAX_CHUNK	 (1u << 30)
-#define XFER_MAX_DEPTH	 255 /* the slot travels in 8 bits of the immediate */
+#define XFER_MAX_DEPTH	 255	   /* the slot travels in 8 bits of the immediate */
 #define XFER_MAX_SIZE	 INT64_MAX /* largest off_t */
 #define XFER_DEF_CHUNK	 (1u << 20)
 #define XFER_DEF_DEPTH	 16
 #define XFER_REQ_F_FORCE 0x1u /* put: overwrite an existing file */
 
 /* Fixed body sizes on the wire. */
-#define XFER_HELLO_BODY	    8
-#define XFER_REQUEST_BODY   272 /* 8 size, 4 flags, 2 name_len, 2 zero, 256 name */
-#define XFER_ACCEPT_BODY    32	/* 8 size, 16 ring, 2 rd_depth, 6 zero */
-#define XFER_ERROR_BODY	    248 /* 4 code, 2 text_len, 2 zero, 240 text */
-#define XFER_CHUNK_BODY	    24	/* 8 seq, 8 offset, 4 len, 2 slot, 2 zero */
-#define XFER_CREDIT_BODY    16	/* 8 seq, 2 slot, 6 zero */
-#define XFER_DONE_BODY	    24	/* 8 size, 16 hash (DONE and COMMITTED) */
-#define XFER_HELLO_LEN	    (sizeof(struct rc_hdr) + XFER_HELLO_BODY)
+#define XFER_HELLO_BODY	  8
+#define XFER_REQUEST_BODY 272 /* 8 size, 4 flags, 2 name_len, 2 zero, 256 name */
+#define XFER_ACCEPT_BODY  32  /* 8 size, 16 ring, 2 rd_depth, 6 zero */
+#define XFER_ERROR_BODY	  248 /* 4 code, 2 text_len, 2 zero, 240 text */
+#define XFER_CHUNK_BODY	  24  /* 8 seq, 8 offset, 4 len, 2 slot, 2 zero */
+#define XFER_CREDIT_BODY  16  /* 8 seq, 2 slot, 6 zero */
+#define XFER_DONE_BODY	  24  /* 8 size, 16 hash (DONE and COMMITTED) */
+#define XFER_HELLO_LEN	  (sizeof(struct rc_hdr) + XFER_HELLO_BODY)
 /* The largest message: every receive buffer has exactly this size. */
 #define XFER_MSG_MAX (sizeof(struct rc_hdr) + XFER_REQUEST_BODY)
 
@@ -83,7 +83,7 @@ struct xfer_accept {
 };
 
 struct xfer_error {
-	uint32_t code;		     /* a positive errno value: ENOENT, EEXIST, ENOSPC... */
+	uint32_t code;		      /* a positive errno value: ENOENT, EEXIST, ENOSPC... */
 	char text[XFER_ERR_TEXT + 1]; /* printable, NUL-terminated after decoding */
 };
 
@@ -123,8 +123,7 @@ size_t xfer_hello_pack(uint8_t buf[XFER_HELLO_LEN], const struct xfer_hello *h);
 /* Validate a HELLO from connect private data: header, type, op, and depth
  * and chunk within what the protocol can express (not the server's
  * limits: xfer_check_limits). 0 or -EBADMSG/-ERANGE with err set. */
-int xfer_hello_unpack(const void *priv, size_t len, struct xfer_hello *h, char *err,
-		      size_t errlen);
+int xfer_hello_unpack(const void *priv, size_t len, struct xfer_hello *h, char *err, size_t errlen);
 
 /* Any message but HELLO into buf (XFER_MSG_MAX bytes); returns its length. */
 size_t xfer_msg_pack(void *buf, uint32_t seq, const struct xfer_msg *m);
@@ -199,14 +198,15 @@ struct xfer_client_opts {
 	enum xfer_op op;
 	char host[256];
 	const char *port;
-	const char *name;  /* the remote name */
-	const char *local; /* the local path */
+	const char *name;		  /* the remote name */
+	const char *local;		  /* the local path */
 	char name_buf[XFER_NAME_MAX + 1]; /* put to "HOST:": the source's basename */
 	uint32_t chunk;
 	uint16_t depth;
 	bool force;
 	int progress; /* -1: if stderr is a TTY; 0 off; 1 on */
 	bool quiet, verbose;
+	bool busy_poll; /* --poll busy */
 	int timeout_ms;
 };
 
@@ -225,12 +225,11 @@ struct xfer_server_opts {
 	struct xfer_limits lim;
 	int timeout_ms;
 	bool verbose;
+	bool busy_poll; /* --poll busy: each connection spins on its CQ */
 };
 
-int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *err,
-		      size_t errlen);
-int xfer_parse_server(int argc, char **argv, struct xfer_server_opts *o, char *err,
-		      size_t errlen);
+int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *err, size_t errlen);
+int xfer_parse_server(int argc, char **argv, struct xfer_server_opts *o, char *err, size_t errlen);
 
 /* The server's limits against a HELLO (max_msg_sz: the port's). 0, or
  * -ERANGE with the reason, meant for the client, in err. */

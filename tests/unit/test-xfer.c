@@ -1,0 +1,959 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests of 03's messages, names, options, checksum and temporary
+ * files (03_file-transfer/xfer.c). */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <xxhash.h>
+
+#include "xfer.h"
+
+#define ARGV(...) ((char *[]){ "prog", __VA_ARGS__, NULL })
+#define ARGC(...) ((int)(sizeof((char *[]){ "prog", __VA_ARGS__ }) / sizeof(char *)))
+
+#define GiB (1ull << 30)
+
+/* ------------------------------------------------------------------ */
+/* HELLO                                                               */
+/* ------------------------------------------------------------------ */
+
+static void hello_round_trip_with_padding(void **state)
+{
+	uint8_t priv[56] = { 0 }; /* as a connect request delivers it */
+	struct xfer_hello h = { .op = XFER_GET, .depth = 16, .chunk = 1u << 20 }, out;
+	char err[160];
+
+	(void)state;
+	assert_int_equal(xfer_hello_pack(priv, &h), XFER_HELLO_LEN);
+	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), 0);
+	assert_int_equal(out.op, XFER_GET);
+	assert_int_equal(out.depth, 16);
+	assert_int_equal(out.chunk, 1u << 20);
+	assert_int_equal(xfer_hello_unpack(priv, XFER_HELLO_LEN, &out, err, sizeof(err)), 0);
+	/* Big-endian on the wire: depth at body offset 2, chunk at 4. */
+	assert_int_equal(priv[16 + 2], 0);
+	assert_int_equal(priv[16 + 3], 16);
+	assert_int_equal(priv[16 + 5], 0x10);
+}
+
+static void hello_rejects_bad(void **state)
+{
+	uint8_t priv[56] = { 0 };
+	struct xfer_hello h = { .op = XFER_PUT, .depth = 4, .chunk = 65536 }, out;
+	char err[160];
+
+	(void)state;
+	/* Nothing, zeros, truncated. */
+	assert_int_equal(xfer_hello_unpack(priv, 0, &out, err, sizeof(err)), -EBADMSG);
+	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EBADMSG);
+	xfer_hello_pack(priv, &h);
+	assert_int_equal(xfer_hello_unpack(priv, XFER_HELLO_LEN - 1, &out, err, sizeof(err)),
+			 -EBADMSG);
+	/* Unknown op. */
+	h.op = 3;
+	xfer_hello_pack(priv, &h);
+	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "operation"));
+	/* Depth and chunk outside what the protocol expresses. */
+	h = (struct xfer_hello){ .op = XFER_PUT, .depth = 0, .chunk = 65536 };
+	xfer_hello_pack(priv, &h);
+	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -ERANGE);
+	h.depth = XFER_MAX_DEPTH + 1;
+	xfer_hello_pack(priv, &h);
+	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -ERANGE);
+	h.depth = 1;
+	h.chunk = XFER_MIN_CHUNK - 1;
+	xfer_hello_pack(priv, &h);
+	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -ERANGE);
+	h.chunk = XFER_MAX_CHUNK + 1;
+	xfer_hello_pack(priv, &h);
+	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -ERANGE);
+	/* Reserved byte set. */
+	h.chunk = 65536;
+	xfer_hello_pack(priv, &h);
+	priv[17] = 1;
+	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EBADMSG);
+	/* Another type where HELLO belongs (01's HELLO is 0x10). */
+	xfer_hello_pack(priv, &h);
+	priv[5] = 0x10;
+	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EBADMSG);
+}
+
+/* ------------------------------------------------------------------ */
+/* Control messages                                                    */
+/* ------------------------------------------------------------------ */
+
+/* Pack m with seq, unpack it again (expecting seq), return the length. */
+static size_t round_trip(const struct xfer_msg *m, uint32_t seq, struct xfer_msg *out)
+{
+	uint8_t buf[XFER_MSG_MAX];
+	char err[160];
+	size_t n = xfer_msg_pack(buf, seq, m);
+
+	assert_true(n <= sizeof(buf));
+	assert_int_equal(xfer_msg_unpack(buf, n, seq, out, err, sizeof(err)), 0);
+	assert_int_equal(out->type, m->type);
+	assert_int_equal(out->seq, seq);
+	return n;
+}
+
+static void request_round_trip(void **state)
+{
+	struct xfer_msg m = { .type = XFER_T_REQUEST }, out;
+	char long_name[XFER_NAME_MAX + 1];
+
+	(void)state;
+	m.u.request.size = 4 * GiB + 1; /* more than 32 bits */
+	m.u.request.flags = XFER_REQ_F_FORCE;
+	m.u.request.name_len = 5;
+	memcpy(m.u.request.name, "a.bin", 5);
+	assert_int_equal(round_trip(&m, 0, &out), XFER_MSG_MAX);
+	assert_true(out.u.request.size == 4 * GiB + 1);
+	assert_int_equal(out.u.request.flags, XFER_REQ_F_FORCE);
+	assert_int_equal(out.u.request.name_len, 5);
+	assert_string_equal(out.u.request.name, "a.bin");
+	/* The longest name. */
+	memset(long_name, 'x', XFER_NAME_MAX);
+	m.u.request.name_len = XFER_NAME_MAX;
+	memcpy(m.u.request.name, long_name, XFER_NAME_MAX);
+	round_trip(&m, 7, &out);
+	assert_int_equal(out.u.request.name_len, XFER_NAME_MAX);
+	assert_memory_equal(out.u.request.name, long_name, XFER_NAME_MAX);
+	assert_int_equal(out.u.request.name[XFER_NAME_MAX], '\0');
+	/* A hostile name is carried as is: xfer_name_check judges it. */
+	m.u.request.name_len = 4;
+	memcpy(m.u.request.name, "../x", 4);
+	round_trip(&m, 1, &out);
+	assert_string_equal(out.u.request.name, "../x");
+}
+
+static void other_messages_round_trip(void **state)
+{
+	struct xfer_msg m, out;
+	int i;
+
+	(void)state;
+	m = (struct xfer_msg){ .type = XFER_T_ACCEPT };
+	m.u.accept.size = 5 * GiB + 3;
+	m.u.accept.ring = (struct rc_remote_buf){ .addr = 0x7f0012345000ull,
+						  .rkey = 0xabcd,
+						  .len = 16u << 20 };
+	m.u.accept.rd_depth = 16;
+	assert_int_equal(round_trip(&m, 0, &out), 16 + XFER_ACCEPT_BODY);
+	assert_true(out.u.accept.size == 5 * GiB + 3);
+	assert_true(out.u.accept.ring.addr == 0x7f0012345000ull);
+	assert_int_equal(out.u.accept.ring.rkey, 0xabcd);
+	assert_int_equal(out.u.accept.ring.len, 16u << 20);
+	assert_int_equal(out.u.accept.rd_depth, 16);
+
+	xfer_make_error(&m, ENOSPC, "disk full writing '%s'", "x");
+	assert_int_equal(round_trip(&m, 3, &out), 16 + XFER_ERROR_BODY);
+	assert_int_equal(out.u.error.code, ENOSPC);
+	assert_string_equal(out.u.error.text, "disk full writing 'x'");
+
+	m = (struct xfer_msg){ .type = XFER_T_CHUNK };
+	m.u.chunk =
+		(struct xfer_chunk){ .seq = 4097, .offset = 4097ull << 20, .len = 1, .slot = 1 };
+	assert_int_equal(round_trip(&m, 9, &out), 16 + XFER_CHUNK_BODY);
+	assert_true(out.u.chunk.seq == 4097);
+	assert_true(out.u.chunk.offset == 4097ull << 20);
+	assert_int_equal(out.u.chunk.len, 1);
+	assert_int_equal(out.u.chunk.slot, 1);
+
+	m = (struct xfer_msg){ .type = XFER_T_CREDIT };
+	m.u.credit = (struct xfer_credit){ .seq = 1ull << 33, .slot = 254 };
+	assert_int_equal(round_trip(&m, 2, &out), 16 + XFER_CREDIT_BODY);
+	assert_true(out.u.credit.seq == 1ull << 33);
+	assert_int_equal(out.u.credit.slot, 254);
+
+	for (i = 0; i < 2; i++) {
+		m = (struct xfer_msg){ .type = i ? XFER_T_COMMITTED : XFER_T_DONE };
+		m.u.done.size = 4 * GiB;
+		memset(m.u.done.hash, 0xa5, XFER_HASH_LEN);
+		m.u.done.hash[15] = 1;
+		assert_int_equal(round_trip(&m, 4, &out), 16 + XFER_DONE_BODY);
+		assert_true(out.u.done.size == 4 * GiB);
+		assert_memory_equal(out.u.done.hash, m.u.done.hash, XFER_HASH_LEN);
+	}
+}
+
+/* Pack a good message, let `mangle` damage the bytes, expect -EBADMSG
+ * with `why` in the reason. */
+static void expect_bad(const struct xfer_msg *m, size_t delta_len, int at, uint8_t val,
+		       const char *why)
+{
+	uint8_t buf[XFER_MSG_MAX + 8] = { 0 };
+	struct xfer_msg out;
+	char err[160] = "";
+	size_t n = xfer_msg_pack(buf, 0, m);
+
+	if (at >= 0)
+		buf[at] = val;
+	assert_int_equal(xfer_msg_unpack(buf, n + delta_len, 0, &out, err, sizeof(err)), -EBADMSG);
+	if (!strstr(err, why))
+		fail_msg("reason '%s' lacks '%s'", err, why);
+}
+
+static void malformed_messages_rejected(void **state)
+{
+	struct xfer_msg m = { .type = XFER_T_CREDIT }, out;
+	uint8_t buf[XFER_MSG_MAX];
+	char err[160];
+	size_t n;
+
+	(void)state;
+	m.u.credit.seq = 1;
+	m.u.credit.slot = 1;
+	/* Header: length from byte_len, magic, version, flags. */
+	expect_bad(&m, (size_t)-1, -1, 0, "arrived");
+	expect_bad(&m, 1, -1, 0, "arrived");
+	expect_bad(&m, 0, 0, 0, "magic");
+	expect_bad(&m, 0, 4, 9, "version");
+	expect_bad(&m, 0, 7, 1, "flags");
+	/* Unknown type and HELLO on the control channel. */
+	expect_bad(&m, 0, 5, 0x3f, "unexpected message type");
+	expect_bad(&m, 0, 5, XFER_T_HELLO, "unexpected message type");
+	/* A known type with the body size of another. */
+	expect_bad(&m, 0, 5, XFER_T_CHUNK, "body bytes");
+	/* Padding. */
+	expect_bad(&m, 0, 16 + 12, 1, "padding");
+	/* Sequence: the next message must have the next number. */
+	n = xfer_msg_pack(buf, 5, &m);
+	assert_int_equal(xfer_msg_unpack(buf, n, 6, &out, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "sequence number 5, expected 6"));
+	/* Shorter than a header. */
+	assert_int_equal(xfer_msg_unpack(buf, 15, 5, &out, err, sizeof(err)), -EBADMSG);
+
+	m = (struct xfer_msg){ .type = XFER_T_REQUEST };
+	m.u.request.name_len = 1;
+	m.u.request.name[0] = 'a';
+	expect_bad(&m, 0, 16 + 13, 0, "name length 0");	  /* name_len 0 */
+	expect_bad(&m, 0, 16 + 12, 1, "name length 257"); /* name_len 257 */
+	expect_bad(&m, 0, 16 + 11, 2, "unknown flags");
+	expect_bad(&m, 0, 16 + 0, 0x80, "too large");	/* size >= 2^63 */
+	expect_bad(&m, 0, 16 + 16 + 1, 'b', "padding"); /* byte after the name */
+	expect_bad(&m, 0, 16 + 14, 1, "padding");
+
+	xfer_make_error(&m, EIO, "%s", "text");
+	expect_bad(&m, 0, 16 + 4, 1, "malformed ERROR");       /* text_len 260 */
+	expect_bad(&m, 0, 16 + 8 + 1, '\n', "control");	       /* control char */
+	expect_bad(&m, 0, 16 + 8 + 4, 'x', "malformed ERROR"); /* byte after text */
+
+	m = (struct xfer_msg){ .type = XFER_T_ACCEPT };
+	expect_bad(&m, 0, 16 + 27, 1, "padding");
+	expect_bad(&m, 0, 16 + 0, 0x80, "too large");
+	m = (struct xfer_msg){ .type = XFER_T_CHUNK };
+	expect_bad(&m, 0, 16 + 23, 1, "padding");
+	m = (struct xfer_msg){ .type = XFER_T_DONE };
+	expect_bad(&m, 0, 16 + 0, 0xff, "too large");
+}
+
+static void describe_and_error_text(void **state)
+{
+	struct xfer_msg m = { .type = XFER_T_REQUEST };
+	char out[400], big[600];
+
+	(void)state;
+	m.u.request.size = 100;
+	m.u.request.name_len = 3;
+	memcpy(m.u.request.name, "a\nb", 3);
+	xfer_msg_describe(&m, out, sizeof(out));
+	assert_string_equal(out, "REQUEST 'a\\x0ab' size=100 flags=0x0");
+	m = (struct xfer_msg){ .type = XFER_T_CHUNK };
+	m.u.chunk = (struct xfer_chunk){ .seq = 2, .offset = 8192, .len = 5, .slot = 0 };
+	xfer_msg_describe(&m, out, sizeof(out));
+	assert_string_equal(out, "CHUNK seq=2 slot=0 offset=8192 len=5");
+	m = (struct xfer_msg){ .type = XFER_T_DONE };
+	m.u.done.size = 1;
+	xfer_msg_describe(&m, out, sizeof(out));
+	assert_string_equal(out, "DONE size=1 xxh3-128=00000000000000000000000000000000");
+	/* ERROR texts lose control characters and fit their field. */
+	xfer_make_error(&m, 0, "tab\there");
+	assert_string_equal(m.u.error.text, "tab?here");
+	assert_int_equal(m.u.error.code, EIO);
+	memset(big, 'y', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	xfer_make_error(&m, EIO, "%s", big);
+	assert_int_equal(strlen(m.u.error.text), XFER_ERR_TEXT);
+	assert_string_equal(xfer_type_str(0x99), "unknown");
+}
+
+/* ------------------------------------------------------------------ */
+/* Chunks and their checks (64-bit offsets)                            */
+/* ------------------------------------------------------------------ */
+
+static void chunk_arithmetic_beyond_4g(void **state)
+{
+	uint64_t size = 4 * GiB + 1;
+
+	(void)state;
+	assert_true(xfer_nchunks(0, 4096) == 0);
+	assert_true(xfer_nchunks(1, 4096) == 1);
+	assert_true(xfer_nchunks(4096, 4096) == 1);
+	assert_true(xfer_nchunks(4097, 4096) == 2);
+	assert_true(xfer_nchunks((1u << 20) + 3, 1u << 20) == 2);
+	assert_int_equal(xfer_chunk_len((1u << 20) + 3, 1u << 20, 1), 3);
+	/* 4 GiB + 1 in 1 MiB chunks: 4097 chunks, the last of 1 byte at
+	 * offset 4 GiB, which does not fit 32 bits. */
+	assert_true(xfer_nchunks(size, 1u << 20) == 4097);
+	assert_int_equal(xfer_chunk_len(size, 1u << 20, 4095), 1u << 20);
+	assert_int_equal(xfer_chunk_len(size, 1u << 20, 4096), 1);
+	assert_int_equal(xfer_chunk_len(size, 1u << 20, 4097), 0);
+	/* Largest file: no overflow in seq * chunk. */
+	assert_true(xfer_nchunks(XFER_MAX_SIZE, XFER_MAX_CHUNK) == (1ull << 33));
+	assert_int_equal(xfer_chunk_len(XFER_MAX_SIZE, XFER_MAX_CHUNK, (1ull << 33) - 1),
+			 XFER_MAX_CHUNK - 1);
+}
+
+static void immediate_data(void **state)
+{
+	uint64_t size = 4 * GiB + 1, seq = 4096; /* the last chunk, 1 byte */
+	uint32_t seq24;
+	uint16_t slot;
+	char err[160];
+
+	(void)state;
+	xfer_imm_unpack(xfer_imm_pack(0x123456, 7), &seq24, &slot);
+	assert_int_equal(seq24, 0x123456);
+	assert_int_equal(slot, 7);
+	/* Sequence numbers wrap at 2^24; the slot keeps its 8 bits. */
+	xfer_imm_unpack(xfer_imm_pack((1ull << 24) + 5, 254), &seq24, &slot);
+	assert_int_equal(seq24, 5);
+	assert_int_equal(slot, 254);
+
+	assert_int_equal(xfer_check_imm(xfer_imm_pack(seq, seq % 16), 1, seq, size, 1u << 20, 16,
+					err, sizeof(err)),
+			 0);
+	/* Wrong sequence, slot, length; beyond the end. */
+	assert_int_equal(xfer_check_imm(xfer_imm_pack(seq + 1, seq % 16), 1, seq, size, 1u << 20,
+					16, err, sizeof(err)),
+			 -EBADMSG);
+	assert_non_null(strstr(err, "sequence"));
+	assert_int_equal(
+		xfer_check_imm(xfer_imm_pack(seq, 1), 1, seq, size, 1u << 20, 16, err, sizeof(err)),
+		-EBADMSG);
+	assert_non_null(strstr(err, "slot"));
+	assert_int_equal(xfer_check_imm(xfer_imm_pack(seq, seq % 16), 2, seq, size, 1u << 20, 16,
+					err, sizeof(err)),
+			 -EBADMSG);
+	assert_non_null(strstr(err, "2 bytes, expected 1"));
+	assert_int_equal(xfer_check_imm(xfer_imm_pack(seq + 1, (seq + 1) % 16), 1, seq + 1, size,
+					1u << 20, 16, err, sizeof(err)),
+			 -EBADMSG);
+	assert_non_null(strstr(err, "beyond"));
+	/* After 2^24 chunks the sequence has wrapped: still accepted. */
+	assert_int_equal(xfer_check_imm(xfer_imm_pack((1ull << 24) + 2, 2), 4096, (1ull << 24) + 2,
+					1ull << 40, 4096, 4, err, sizeof(err)),
+			 0);
+}
+
+static void chunk_and_credit_checks(void **state)
+{
+	uint64_t size = 4 * GiB + 1;
+	struct xfer_chunk ch = { .seq = 4096, .offset = 4 * GiB, .len = 1, .slot = 0 };
+	struct xfer_credit cr = { .seq = 3, .slot = 3 };
+	char err[160];
+
+	(void)state;
+	assert_int_equal(xfer_check_chunk(&ch, 4096, size, 1u << 20, 16, err, sizeof(err)), 0);
+	ch.offset = 0; /* the same offset truncated to 32 bits */
+	assert_int_equal(xfer_check_chunk(&ch, 4096, size, 1u << 20, 16, err, sizeof(err)),
+			 -EBADMSG);
+	assert_non_null(strstr(err, "offset"));
+	ch.offset = 4 * GiB;
+	ch.len = 2;
+	assert_int_equal(xfer_check_chunk(&ch, 4096, size, 1u << 20, 16, err, sizeof(err)),
+			 -EBADMSG);
+	ch.len = 1;
+	ch.slot = 1;
+	assert_int_equal(xfer_check_chunk(&ch, 4096, size, 1u << 20, 16, err, sizeof(err)),
+			 -EBADMSG);
+	ch.slot = 0;
+	assert_int_equal(xfer_check_chunk(&ch, 4095, size, 1u << 20, 16, err, sizeof(err)),
+			 -EBADMSG);
+	assert_int_equal(xfer_check_chunk(&ch, 4097, size, 1u << 20, 16, err, sizeof(err)),
+			 -EBADMSG);
+	assert_non_null(strstr(err, "beyond"));
+
+	assert_int_equal(xfer_check_credit(&cr, 3, 4, 4, err, sizeof(err)), 0);
+	assert_int_equal(xfer_check_credit(&cr, 3, 3, 4, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "only 3 sent"));
+	assert_int_equal(xfer_check_credit(&cr, 2, 4, 4, err, sizeof(err)), -EBADMSG);
+	cr.slot = 0;
+	assert_int_equal(xfer_check_credit(&cr, 3, 4, 4, err, sizeof(err)), -EBADMSG);
+}
+
+/* ------------------------------------------------------------------ */
+/* Names and endpoints                                                 */
+/* ------------------------------------------------------------------ */
+
+static int name_ok(const char *s, size_t len)
+{
+	char err[160];
+
+	return xfer_name_check(s, len, err, sizeof(err));
+}
+
+#define NAME_OK(s)  assert_int_equal(name_ok(s, strlen(s)), 0)
+#define NAME_BAD(s) assert_int_equal(name_ok(s, strlen(s)), -EINVAL)
+
+static void names(void **state)
+{
+	char n[300], err[160];
+
+	(void)state;
+	NAME_OK("a");
+	NAME_OK("file.bin");
+	NAME_OK(".hidden");
+	NAME_OK("..a");
+	NAME_OK("a..");
+	NAME_OK("...");
+	NAME_OK("with space");
+	NAME_OK("\xc3\xa9t\xc3\xa9"); /* UTF-8 */
+	NAME_OK("x.part");
+	/* The hostile names of the issue, and their cousins. */
+	NAME_BAD("../x");
+	NAME_BAD("/etc/passwd");
+	NAME_BAD("a/../../b");
+	NAME_BAD("a/b");
+	NAME_BAD("a/");
+	NAME_BAD("/");
+	NAME_BAD("..");
+	NAME_BAD(".");
+	NAME_BAD("");
+	NAME_BAD("a\nb");
+	NAME_BAD("\x7f");
+	/* Our temporary files. */
+	NAME_BAD(".a.1234abcd.part");
+	NAME_BAD(".x.part");
+	/* NUL inside (only possible from the wire). */
+	assert_int_equal(xfer_name_check("a\0b", 3, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "NUL"));
+	/* 255 bytes fit, 256 do not. */
+	memset(n, 'z', sizeof(n));
+	assert_int_equal(name_ok(n, 255), 0);
+	assert_int_equal(xfer_name_check(n, 256, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "255"));
+	assert_int_equal(xfer_name_check("../x", 4, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "'/'"));
+}
+
+static void quoting(void **state)
+{
+	char out[400], in[200];
+
+	(void)state;
+	xfer_quote(out, sizeof(out), "a'b\\c\x01", 6);
+	assert_string_equal(out, "a\\x27b\\x5cc\\x01");
+	memset(in, 'q', sizeof(in));
+	xfer_quote(out, sizeof(out), in, sizeof(in));
+	assert_int_equal(strlen(out), 83);  /* 80 bytes and "..." */
+	xfer_quote(out, 8, in, sizeof(in)); /* never overflows */
+	assert_true(strlen(out) < 8);
+}
+
+static void endpoints(void **state)
+{
+	struct xfer_endpoint ep;
+	char err[160];
+
+	(void)state;
+	assert_int_equal(xfer_parse_endpoint("10.0.2.15:a.bin", &ep, err, sizeof(err)), 0);
+	assert_true(ep.remote);
+	assert_string_equal(ep.host, "10.0.2.15");
+	assert_string_equal(ep.path, "a.bin");
+	assert_int_equal(xfer_parse_endpoint("host:", &ep, err, sizeof(err)), 0);
+	assert_true(ep.remote);
+	assert_string_equal(ep.path, "");
+	assert_int_equal(xfer_parse_endpoint("[fe80::1%eth0]:x", &ep, err, sizeof(err)), 0);
+	assert_true(ep.remote);
+	assert_string_equal(ep.host, "fe80::1%eth0");
+	assert_string_equal(ep.path, "x");
+	assert_int_equal(xfer_parse_endpoint("[::1]:a:b", &ep, err, sizeof(err)), 0);
+	assert_string_equal(ep.host, "::1");
+	assert_string_equal(ep.path, "a:b");
+	assert_int_equal(xfer_parse_endpoint("h:a:b", &ep, err, sizeof(err)), 0);
+	assert_string_equal(ep.host, "h");
+	assert_string_equal(ep.path, "a:b");
+	/* Local: no colon, or a slash before it. */
+	assert_int_equal(xfer_parse_endpoint("file", &ep, err, sizeof(err)), 0);
+	assert_false(ep.remote);
+	assert_string_equal(ep.path, "file");
+	assert_int_equal(xfer_parse_endpoint("./a:b", &ep, err, sizeof(err)), 0);
+	assert_false(ep.remote);
+	assert_int_equal(xfer_parse_endpoint("/tmp/x:y", &ep, err, sizeof(err)), 0);
+	assert_false(ep.remote);
+	/* Malformed. */
+	assert_int_equal(xfer_parse_endpoint(":name", &ep, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "missing host"));
+	assert_int_equal(xfer_parse_endpoint("[::1]x", &ep, err, sizeof(err)), -EINVAL);
+	assert_int_equal(xfer_parse_endpoint("[::1", &ep, err, sizeof(err)), -EINVAL);
+	assert_int_equal(xfer_parse_endpoint("[]:x", &ep, err, sizeof(err)), -EINVAL);
+}
+
+/* ------------------------------------------------------------------ */
+/* Options                                                             */
+/* ------------------------------------------------------------------ */
+
+static void client_options(void **state)
+{
+	struct xfer_client_opts o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(
+		xfer_parse_client(ARGC("f.bin", "h:x"), ARGV("f.bin", "h:x"), &o, err, sizeof(err)),
+		0);
+	assert_int_equal(o.op, XFER_PUT);
+	assert_string_equal(o.host, "h");
+	assert_string_equal(o.name, "x");
+	assert_string_equal(o.local, "f.bin");
+	assert_string_equal(o.port, RC_DEFAULT_PORT);
+	assert_int_equal(o.chunk, 1u << 20);
+	assert_int_equal(o.depth, 16);
+	assert_false(o.force);
+	assert_int_equal(o.progress, -1);
+	assert_int_equal(o.timeout_ms, 10000);
+
+	assert_int_equal(
+		xfer_parse_client(ARGC("-p", "9999", "-c", "4K", "-t", "1", "-f", "--no-progress",
+				       "--timeout", "2.5", "-v", "[::1]:rem", "out/"),
+				  ARGV("-p", "9999", "-c", "4K", "-t", "1", "-f", "--no-progress",
+				       "--timeout", "2.5", "-v", "[::1]:rem", "out/"),
+				  &o, err, sizeof(err)),
+		0);
+	assert_int_equal(o.op, XFER_GET);
+	assert_string_equal(o.host, "::1");
+	assert_string_equal(o.name, "rem");
+	assert_string_equal(o.local, "out/");
+	assert_string_equal(o.port, "9999");
+	assert_int_equal(o.chunk, 4096);
+	assert_int_equal(o.depth, 1);
+	assert_true(o.force);
+	assert_int_equal(o.progress, 0);
+	assert_int_equal(o.timeout_ms, 2500);
+	assert_true(o.verbose);
+	assert_false(o.busy_poll);
+
+	/* put to HOST: keeps the source's own name. */
+	assert_int_equal(
+		xfer_parse_client(
+			ARGC("--chunk", "8M", "--depth", "4", "--progress", "dir/f.bin", "h:"),
+			ARGV("--chunk", "8M", "--depth", "4", "--progress", "dir/f.bin", "h:"), &o,
+			err, sizeof(err)),
+		0);
+	assert_string_equal(o.name, "f.bin");
+	assert_int_equal(o.chunk, 8u << 20);
+	assert_int_equal(o.depth, 4);
+	assert_int_equal(o.progress, 1);
+	/* -q turns progress off. */
+	assert_int_equal(xfer_parse_client(ARGC("-q", "--poll", "busy", "h:a", "b"),
+					   ARGV("-q", "--poll", "busy", "h:a", "b"), &o, err,
+					   sizeof(err)),
+			 0);
+	assert_true(o.busy_poll);
+	assert_true(o.quiet);
+	assert_int_equal(o.progress, 0);
+}
+
+#define CLIENT_BAD(why, ...)                                                                      \
+	do {                                                                                      \
+		struct xfer_client_opts o_;                                                       \
+		char e_[256] = "";                                                                \
+		assert_int_equal(xfer_parse_client(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), &o_, e_, \
+						   sizeof(e_)),                                   \
+				 -EINVAL);                                                        \
+		if (!strstr(e_, why))                                                             \
+			fail_msg("reason '%s' lacks '%s'", e_, why);                              \
+	} while (0)
+
+static void client_options_rejected(void **state)
+{
+	(void)state;
+	CLIENT_BAD("need SRC and DST", "a");
+	CLIENT_BAD("unexpected argument", "a", "h:b", "c");
+	CLIENT_BAD("neither SRC nor DST", "a", "b");
+	CLIENT_BAD("both SRC and DST", "h:a", "h:b");
+	CLIENT_BAD("missing NAME", "h:", "b");
+	CLIENT_BAD("cannot take a name", "dir/", "h:");
+	CLIENT_BAD("invalid chunk", "-c", "3K", "a", "h:b");
+	CLIENT_BAD("invalid chunk", "-c", "2G", "a", "h:b");
+	CLIENT_BAD("invalid chunk", "-c", "1X", "a", "h:b");
+	CLIENT_BAD("invalid depth", "-t", "0", "a", "h:b");
+	CLIENT_BAD("invalid depth", "-t", "256", "a", "h:b");
+	CLIENT_BAD("4 GiB", "-c", "1G", "-t", "4", "a", "h:b");
+	CLIENT_BAD("invalid port", "-p", "0", "a", "h:b");
+	CLIENT_BAD("invalid port", "-p", "65536", "a", "h:b");
+	CLIENT_BAD("invalid timeout", "--timeout", "0", "a", "h:b");
+	CLIENT_BAD("exclude", "-q", "--progress", "a", "h:b");
+	CLIENT_BAD("invalid poll mode", "--poll", "spin", "a", "h:b");
+	CLIENT_BAD("unknown option '--bogus'", "--bogus", "a", "h:b");
+	CLIENT_BAD("needs a value", "a", "h:b", "-c");
+	CLIENT_BAD("missing host", "a", ":b");
+	CLIENT_BAD("IPv6", "a", "[::1]b");
+}
+
+static void server_options(void **state)
+{
+	struct xfer_server_opts o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(
+		xfer_parse_server(ARGC("-r", "/srv"), ARGV("-r", "/srv"), &o, err, sizeof(err)), 0);
+	assert_string_equal(o.root, "/srv");
+	assert_string_equal(o.port, RC_DEFAULT_PORT);
+	assert_int_equal(o.max_clients, 8);
+	assert_int_equal(o.lim.max_chunk, 16u << 20);
+	assert_int_equal(o.lim.max_depth, 64);
+	assert_true(o.lim.max_mem == 64u << 20);
+	assert_false(o.once);
+	assert_int_equal(xfer_parse_server(ARGC("--root", "d", "-p", "0", "-b", "10.0.0.1",
+						"--once", "--max-clients", "2", "--max-chunk",
+						"64K", "--max-depth", "3", "--max-mem", "1M",
+						"--timeout", "3", "--poll", "busy", "-v"),
+					   ARGV("--root", "d", "-p", "0", "-b", "10.0.0.1",
+						"--once", "--max-clients", "2", "--max-chunk",
+						"64K", "--max-depth", "3", "--max-mem", "1M",
+						"--timeout", "3", "--poll", "busy", "-v"),
+					   &o, err, sizeof(err)),
+			 0);
+	assert_string_equal(o.port, "0");
+	assert_string_equal(o.bind, "10.0.0.1");
+	assert_true(o.once);
+	assert_int_equal(o.max_clients, 2);
+	assert_int_equal(o.lim.max_chunk, 65536);
+	assert_int_equal(o.lim.max_depth, 3);
+	assert_true(o.lim.max_mem == 1u << 20);
+	assert_int_equal(o.timeout_ms, 3000);
+	assert_true(o.busy_poll);
+	assert_true(o.verbose);
+
+	assert_int_equal(xfer_parse_server(ARGC("-p", "1"), ARGV("-p", "1"), &o, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "missing -r DIR"));
+	assert_int_equal(
+		xfer_parse_server(ARGC("-r", "d", "x"), ARGV("-r", "d", "x"), &o, err, sizeof(err)),
+		-EINVAL);
+	assert_int_equal(xfer_parse_server(ARGC("-r", "d", "--max-depth", "300"),
+					   ARGV("-r", "d", "--max-depth", "300"), &o, err,
+					   sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(xfer_parse_server(ARGC("-r", "d", "--max-mem", "3G"),
+					   ARGV("-r", "d", "--max-mem", "3G"), &o, err,
+					   sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(xfer_parse_server(ARGC("-r", "d", "--max-clients", "0"),
+					   ARGV("-r", "d", "--max-clients", "0"), &o, err,
+					   sizeof(err)),
+			 -EINVAL);
+}
+
+static void server_limits(void **state)
+{
+	struct xfer_limits lim = { .max_chunk = 16u << 20, .max_depth = 64, .max_mem = 64u << 20 };
+	struct xfer_hello h = { .op = XFER_PUT, .depth = 16, .chunk = 1u << 20 };
+	char err[256];
+
+	(void)state;
+	assert_int_equal(xfer_check_limits(&h, &lim, 8u << 20, err, sizeof(err)), 0);
+	h.chunk = 16u << 20; /* fine for us, too big for the port */
+	h.depth = 4;
+	assert_int_equal(xfer_check_limits(&h, &lim, 8u << 20, err, sizeof(err)), -ERANGE);
+	assert_non_null(strstr(err, "chunk 16 MiB is larger than this server allows (8 MiB)"));
+	h.chunk = 32u << 20;
+	assert_int_equal(xfer_check_limits(&h, &lim, UINT32_MAX, err, sizeof(err)), -ERANGE);
+	h = (struct xfer_hello){ .op = XFER_GET, .depth = 65, .chunk = 4096 };
+	assert_int_equal(xfer_check_limits(&h, &lim, UINT32_MAX, err, sizeof(err)), -ERANGE);
+	assert_non_null(strstr(err, "depth 65"));
+	h = (struct xfer_hello){ .op = XFER_GET, .depth = 64, .chunk = 2u << 20 };
+	assert_int_equal(xfer_check_limits(&h, &lim, UINT32_MAX, err, sizeof(err)), -ERANGE);
+	assert_non_null(strstr(err, "chunk 2 MiB x depth 64 = 128 MiB"));
+	assert_non_null(strstr(err, "(64 MiB)"));
+}
+
+static void sizes_for_messages(void **state)
+{
+	char s[32];
+
+	(void)state;
+	xfer_fmt_size(s, sizeof(s), 0);
+	assert_string_equal(s, "0 B");
+	xfer_fmt_size(s, sizeof(s), 1023);
+	assert_string_equal(s, "1023 B");
+	xfer_fmt_size(s, sizeof(s), 4096);
+	assert_string_equal(s, "4 KiB");
+	xfer_fmt_size(s, sizeof(s), 16u << 20);
+	assert_string_equal(s, "16 MiB");
+	xfer_fmt_size(s, sizeof(s), (1u << 20) + 3);
+	assert_string_equal(s, "1.0 MiB");
+	xfer_fmt_size(s, sizeof(s), 4 * GiB + 1);
+	assert_string_equal(s, "4.0 GiB");
+}
+
+/* ------------------------------------------------------------------ */
+/* Checksum                                                            */
+/* ------------------------------------------------------------------ */
+
+static void checksum_streams_like_one_shot(void **state)
+{
+	static uint8_t data[300000];
+	uint8_t d[XFER_HASH_LEN], one[XFER_HASH_LEN];
+	struct xfer_hash h;
+	XXH128_canonical_t c;
+	char hex[2 * XFER_HASH_LEN + 1];
+	size_t i;
+
+	(void)state;
+	/* XXH3-128 of nothing, as `xxhsum -H2` prints it. */
+	assert_int_equal(xfer_hash_init(&h), 0);
+	xfer_hash_final(&h, d);
+	xfer_hash_free(&h);
+	xfer_hash_hex(d, hex);
+	assert_string_equal(hex, "99aa06d3014798d86001c324468d497f");
+	/* Uneven pieces give the same digest as one call. */
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7 + (i >> 8));
+	XXH128_canonicalFromHash(&c, XXH3_128bits(data, sizeof(data)));
+	memcpy(one, c.digest, sizeof(one));
+	assert_int_equal(xfer_hash_init(&h), 0);
+	xfer_hash_update(&h, data, 1);
+	xfer_hash_update(&h, data + 1, 0);
+	xfer_hash_update(&h, data + 1, 4095);
+	xfer_hash_update(&h, data + 4096, sizeof(data) - 4096);
+	xfer_hash_final(&h, d);
+	xfer_hash_free(&h);
+	xfer_hash_free(&h); /* twice is fine */
+	assert_memory_equal(d, one, sizeof(d));
+	/* One changed byte changes it. */
+	data[123456] ^= 1;
+	assert_int_equal(xfer_hash_init(&h), 0);
+	xfer_hash_update(&h, data, sizeof(data));
+	xfer_hash_final(&h, d);
+	xfer_hash_free(&h);
+	assert_memory_not_equal(d, one, sizeof(d));
+}
+
+/* ------------------------------------------------------------------ */
+/* Temporary files and the commit                                      */
+/* ------------------------------------------------------------------ */
+
+struct tmpdir {
+	char path[64];
+	int fd;
+};
+
+static int dir_setup(void **state)
+{
+	struct tmpdir *t = calloc(1, sizeof(*t));
+
+	snprintf(t->path, sizeof(t->path), "/tmp/test-xfer.XXXXXX");
+	if (!mkdtemp(t->path))
+		return -1;
+	t->fd = open(t->path, O_RDONLY | O_DIRECTORY);
+	*state = t;
+	return t->fd < 0 ? -1 : 0;
+}
+
+static int dir_teardown(void **state)
+{
+	struct tmpdir *t = *state;
+	char cmd[128];
+
+	close(t->fd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->path);
+	if (system(cmd) != 0)
+		return -1;
+	free(t);
+	return 0;
+}
+
+/* Number of entries in the directory (without . and ..). */
+static int entries(int dirfd)
+{
+	DIR *d = fdopendir(dup(dirfd));
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	rewinddir(d);
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static void read_at(int dirfd, const char *name, char *buf, size_t len)
+{
+	int fd = openat(dirfd, name, O_RDONLY);
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	n = read(fd, buf, len - 1);
+	assert_true(n >= 0);
+	buf[n] = '\0';
+	close(fd);
+}
+
+static void write_at(int dirfd, const char *name, const char *text)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+static void sink_commits_only_verified_data(void **state)
+{
+	struct tmpdir *t = *state;
+	struct xfer_sink s;
+	char err[RC_ERR_LEN], buf[64];
+	struct stat st;
+
+	/* Written out of order, synced, committed. */
+	assert_int_equal(xfer_sink_open(&s, t->fd, "new", false, err, sizeof(err)), 0);
+	assert_int_equal(s.tmp[0], '.');
+	assert_non_null(strstr(s.tmp, ".part"));
+	assert_int_equal(fstatat(t->fd, "new", &st, 0), -1); /* not yet */
+	assert_int_equal(xfer_sink_write(&s, "world", 5, 6, err, sizeof(err)), 0);
+	assert_int_equal(xfer_sink_write(&s, "hello ", 6, 0, err, sizeof(err)), 0);
+	/* The size check catches a missing tail. */
+	assert_int_equal(xfer_sink_sync(&s, 12, err, sizeof(err)), -EIO);
+	assert_non_null(strstr(err, "11 bytes on disk, expected 12"));
+	assert_int_equal(xfer_sink_sync(&s, 11, err, sizeof(err)), 0);
+	assert_int_equal(xfer_sink_commit(&s, err, sizeof(err)), 0);
+	xfer_sink_abort(&s); /* after a commit: nothing to remove */
+	read_at(t->fd, "new", buf, sizeof(buf));
+	assert_string_equal(buf, "hello world");
+	assert_int_equal(entries(t->fd), 1);
+
+	/* Aborted: the temporary file goes, the name stays untouched. */
+	assert_int_equal(xfer_sink_open(&s, t->fd, "other", false, err, sizeof(err)), 0);
+	assert_int_equal(xfer_sink_write(&s, "x", 1, 0, err, sizeof(err)), 0);
+	assert_int_equal(entries(t->fd), 2);
+	xfer_sink_abort(&s);
+	xfer_sink_abort(&s);
+	assert_int_equal(entries(t->fd), 1);
+}
+
+static void sink_never_overwrites_without_force(void **state)
+{
+	struct tmpdir *t = *state;
+	struct xfer_sink s;
+	char err[RC_ERR_LEN], buf[64];
+
+	write_at(t->fd, "old", "old content");
+	/* Refused at once without -f. */
+	assert_int_equal(xfer_sink_open(&s, t->fd, "old", false, err, sizeof(err)), -EEXIST);
+	assert_non_null(strstr(err, "use -f"));
+	assert_int_equal(entries(t->fd), 1);
+	/* Created by someone else during the transfer: the rename refuses. */
+	assert_int_equal(xfer_sink_open(&s, t->fd, "race", false, err, sizeof(err)), 0);
+	assert_int_equal(xfer_sink_write(&s, "mine", 4, 0, err, sizeof(err)), 0);
+	assert_int_equal(xfer_sink_sync(&s, 4, err, sizeof(err)), 0);
+	write_at(t->fd, "race", "theirs");
+	assert_int_equal(xfer_sink_commit(&s, err, sizeof(err)), -EEXIST);
+	assert_non_null(strstr(err, "created during the transfer"));
+	xfer_sink_abort(&s);
+	read_at(t->fd, "race", buf, sizeof(buf));
+	assert_string_equal(buf, "theirs");
+	assert_int_equal(entries(t->fd), 2);
+	/* With -f: replaced. */
+	assert_int_equal(xfer_sink_open(&s, t->fd, "old", true, err, sizeof(err)), 0);
+	assert_int_equal(xfer_sink_write(&s, "new", 3, 0, err, sizeof(err)), 0);
+	assert_int_equal(xfer_sink_sync(&s, 3, err, sizeof(err)), 0);
+	assert_int_equal(xfer_sink_commit(&s, err, sizeof(err)), 0);
+	read_at(t->fd, "old", buf, sizeof(buf));
+	assert_string_equal(buf, "new");
+	assert_int_equal(entries(t->fd), 2);
+}
+
+static void sink_refuses_links_and_directories(void **state)
+{
+	struct tmpdir *t = *state;
+	struct xfer_sink s;
+	char err[RC_ERR_LEN], buf[64], outside[128];
+	int fd;
+
+	/* A symlink pointing outside: never followed, never replaced. */
+	snprintf(outside, sizeof(outside), "%s.outside", t->path);
+	fd = open(outside, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "secret", 6), 6);
+	close(fd);
+	assert_int_equal(symlinkat(outside, t->fd, "link"), 0);
+	assert_int_equal(xfer_sink_open(&s, t->fd, "link", false, err, sizeof(err)), -EEXIST);
+	assert_int_equal(xfer_sink_open(&s, t->fd, "link", true, err, sizeof(err)), -EEXIST);
+	assert_non_null(strstr(err, "symbolic link"));
+	assert_int_equal(mkdirat(t->fd, "sub", 0755), 0);
+	assert_int_equal(xfer_sink_open(&s, t->fd, "sub", true, err, sizeof(err)), -EEXIST);
+	assert_non_null(strstr(err, "directory"));
+	fd = open(outside, O_RDONLY);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 6);
+	close(fd);
+	unlink(outside);
+	assert_int_equal(entries(t->fd), 2);
+}
+
+static void read_full_reports_short_files(void **state)
+{
+	struct tmpdir *t = *state;
+	char err[RC_ERR_LEN], buf[16];
+	int fd;
+
+	write_at(t->fd, "short", "12345");
+	fd = openat(t->fd, "short", O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(xfer_read_full(fd, buf, 3, 2, err, sizeof(err)), 0);
+	assert_memory_equal(buf, "345", 3);
+	assert_int_equal(xfer_read_full(fd, buf, 4, 2, err, sizeof(err)), -EIO);
+	assert_non_null(strstr(err, "ended at offset 5"));
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(hello_round_trip_with_padding),
+		cmocka_unit_test(hello_rejects_bad),
+		cmocka_unit_test(request_round_trip),
+		cmocka_unit_test(other_messages_round_trip),
+		cmocka_unit_test(malformed_messages_rejected),
+		cmocka_unit_test(describe_and_error_text),
+		cmocka_unit_test(chunk_arithmetic_beyond_4g),
+		cmocka_unit_test(immediate_data),
+		cmocka_unit_test(chunk_and_credit_checks),
+		cmocka_unit_test(names),
+		cmocka_unit_test(quoting),
+		cmocka_unit_test(endpoints),
+		cmocka_unit_test(client_options),
+		cmocka_unit_test(client_options_rejected),
+		cmocka_unit_test(server_options),
+		cmocka_unit_test(server_limits),
+		cmocka_unit_test(sizes_for_messages),
+		cmocka_unit_test(checksum_streams_like_one_shot),
+		cmocka_unit_test_setup_teardown(sink_commits_only_verified_data, dir_setup,
+						dir_teardown),
+		cmocka_unit_test_setup_teardown(sink_never_overwrites_without_force, dir_setup,
+						dir_teardown),
+		cmocka_unit_test_setup_teardown(sink_refuses_links_and_directories, dir_setup,
+						dir_teardown),
+		cmocka_unit_test_setup_teardown(read_full_reports_short_files, dir_setup,
+						dir_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
