@@ -8,7 +8,6 @@
 #include <endian.h>
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,190 +106,116 @@ void basic_quote(char *out, size_t outlen, const uint8_t *p, uint32_t len, uint3
 /* Options                                                             */
 /* ------------------------------------------------------------------ */
 
-enum { OPT_TIMEOUT = 1000, OPT_ONCE, OPT_MAX_CLIENTS, OPT_POLL };
-
 static const char client_usage[] =
 	"usage: rdma-client [options] SERVER [PORT]\n"
 	"Connect to an rdma-server, SEND messages, and check that each reply\n"
 	"comes back unchanged.\n\n"
-	"  -p, --port PORT     server port (default " RC_DEFAULT_PORT ")\n"
-	"  -m, --message TEXT  text to send (default '" BASIC_DEFAULT_TEXT "')\n"
-	"  -s, --size SIZE     send SIZE-byte payloads instead (K/M suffixes, at most 1M)\n"
-	"  -n, --count N       messages to send, one at a time (default 1, at most 10M);\n"
-	"                      with N > 1 prints round-trip latency\n"
-	"      --timeout SEC   bound of every wait (default 10)\n"
-	"      --poll MODE     wait for completions by 'event' (sleep, default) or\n"
-	"                      'busy' (spin: lowest latency, one core at 100%)\n"
-	"  -v, --verbose       trace every CM event, work request and completion\n"
-	"  -h, --help          this text\n\n"
-	"SERVER is the server's IP address (or name) on its RDMA netdev.\n"
+	"  -m, --message TEXT    text to send (default '" BASIC_DEFAULT_TEXT "')\n"
+	"  -s, --size SIZE       send SIZE-byte payloads instead (K/M suffixes, at most 1M)\n"
+	"  -n, --count N         messages to send, one at a time (default 1, at most 10M);\n"
+	"                        with N > 1 prints round-trip latency\n" RC_USAGE_CLIENT
+	"\nSERVER is the server's IP address (or name) on its RDMA netdev.\n"
 	"Exit: 0 ok, 1 failed after connecting, 2 bad usage, 3 could not connect.\n";
 
 static const char server_usage[] =
 	"usage: rdma-server [options]\n"
 	"Accept RDMA connections; answer each received message with the same\n"
-	"payload.\n\n"
-	"  -p, --port PORT       port to listen on (default " RC_DEFAULT_PORT
-	"; 0 picks a free one)\n"
-	"  -b, --bind ADDR       listen only on ADDR (default: all addresses)\n"
-	"      --once            exit after the first client\n"
-	"      --max-clients N   clients served at once (default 16)\n"
-	"      --timeout SEC     bound of every wait within a connection (default 10)\n"
-	"      --poll MODE       'event' (default) or 'busy': busy spins one core per client\n"
-	"  -v, --verbose         trace every CM event, work request and completion\n"
-	"  -h, --help            this text\n\n"
-	"Prints 'listening on ADDR port N' once ready. Stops on SIGINT/SIGTERM.\n";
+	"payload.\n\n" RC_USAGE_SERVER
+	"\nPrints 'listening on ADDR port N' once ready. Stops on SIGINT/SIGTERM.\n";
 
-static int __attribute__((format(printf, 3, 4))) bad(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
+#define MAX_CLIENTS 16
 
 int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, size_t errlen)
 {
 	static const struct option longopts[] = {
-		{ "port", required_argument, NULL, 'p' },
+		RC_LONGOPTS_CLIENT,
 		{ "message", required_argument, NULL, 'm' },
 		{ "size", required_argument, NULL, 's' },
 		{ "count", required_argument, NULL, 'n' },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "poll", required_argument, NULL, OPT_POLL },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *port_opt = NULL;
 	bool have_size = false;
 	uint64_t v;
-	int c;
+	int c, ret;
 
-	*o = (struct client_opts){ .port = RC_DEFAULT_PORT,
-				   .count = 1,
-				   .timeout_ms = RC_DEFAULT_TIMEOUT_MS };
+	*o = (struct client_opts){ .count = 1 };
+	rc_opts_init(&o->rc, 1);
 	optind = 0; /* glibc: full re-initialisation (for tests) */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:m:s:n:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, RC_SHORTOPTS_CLIENT "m:s:n:", longopts, NULL)) != -1) {
+		ret = rc_opts_handle(&o->rc, c, optarg, argv, err, errlen);
+		if (ret == 2) {
+			fputs(client_usage, stdout);
+			return 1;
+		}
+		if (ret < 0)
+			return ret;
+		if (ret == 1)
+			continue;
 		switch (c) {
-		case 'p':
-			if (rc_parse_port(optarg))
-				return bad(err, errlen, "invalid port '%s'", optarg);
-			port_opt = optarg;
-			break;
 		case 'm': o->text = optarg; break;
 		case 's':
 			if (rc_parse_size(optarg, 1, BASIC_MAX_PAYLOAD, &v))
-				return bad(err, errlen, "invalid size '%s' (1 to 1M)", optarg);
+				return rc_usage_error(err, errlen, "invalid size '%s' (1 to 1M)",
+						      optarg);
 			o->size = (uint32_t)v;
 			have_size = true;
 			break;
 		case 'n':
 			if (rc_parse_uint(optarg, 1, BASIC_MAX_COUNT, &o->count))
-				return bad(err, errlen, "invalid count '%s' (1 to 10000000)",
-					   optarg);
+				return rc_usage_error(err, errlen,
+						      "invalid count '%s' (1 to 10000000)", optarg);
 			break;
-		case OPT_TIMEOUT:
-			if (rc_parse_timeout(optarg, &o->timeout_ms))
-				return bad(err, errlen, "invalid timeout '%s' (seconds > 0)",
-					   optarg);
-			break;
-		case OPT_POLL:
-			if (rc_parse_poll(optarg, &o->busy_poll))
-				return bad(err, errlen, "invalid poll mode '%s' (event or busy)",
-					   optarg);
-			break;
-		case 'v': o->verbose = true; break;
-		case 'h': fputs(client_usage, stdout); return 1;
-		case ':': return bad(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-		default: return bad(err, errlen, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
-		return bad(err, errlen, "%s", "missing SERVER");
+		return rc_usage_error(err, errlen, "missing SERVER");
 	o->server = argv[optind++];
 	if (optind < argc) {
 		if (rc_parse_port(argv[optind]))
-			return bad(err, errlen, "invalid port '%s'", argv[optind]);
-		if (port_opt && strcmp(port_opt, argv[optind]))
-			return bad(err, errlen, "%s", "two different ports given");
-		o->port = argv[optind++];
-	} else if (port_opt) {
-		o->port = port_opt;
+			return rc_usage_error(err, errlen, "invalid port '%s'", argv[optind]);
+		if (o->rc.port_given && strcmp(o->rc.port, argv[optind]))
+			return rc_usage_error(err, errlen, "two different ports given");
+		o->rc.port = argv[optind++];
 	}
 	if (optind < argc)
-		return bad(err, errlen, "unexpected argument '%s'", argv[optind]);
+		return rc_usage_error(err, errlen, "unexpected argument '%s'", argv[optind]);
 	if (o->text && have_size)
-		return bad(err, errlen, "%s", "-m and -s exclude each other");
+		return rc_usage_error(err, errlen, "-m and -s exclude each other");
 	if (!have_size) {
 		if (!o->text)
 			o->text = BASIC_DEFAULT_TEXT;
 		if (strlen(o->text) < 1 || strlen(o->text) > BASIC_MAX_PAYLOAD)
-			return bad(err, errlen, "%s", "the message must be 1 byte to 1M long");
+			return rc_usage_error(err, errlen, "the message must be 1 byte to 1M long");
 		o->size = (uint32_t)strlen(o->text);
 	}
-	if (!strcmp(o->port, "0"))
-		return bad(err, errlen, "%s", "port 0 is not a server port");
+	if (!strcmp(o->rc.port, "0"))
+		return rc_usage_error(err, errlen, "port 0 is not a server port");
 	return 0;
 }
 
 int basic_parse_server(int argc, char **argv, struct server_opts *o, char *err, size_t errlen)
 {
 	static const struct option longopts[] = {
-		{ "port", required_argument, NULL, 'p' },
-		{ "bind", required_argument, NULL, 'b' },
-		{ "once", no_argument, NULL, OPT_ONCE },
-		{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "poll", required_argument, NULL, OPT_POLL },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
+		RC_LONGOPTS_SERVER,
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t v;
-	int c;
+	int c, ret;
 
-	*o = (struct server_opts){ .port = RC_DEFAULT_PORT,
-				   .max_clients = 16,
-				   .timeout_ms = RC_DEFAULT_TIMEOUT_MS };
+	rc_opts_init(&o->rc, MAX_CLIENTS);
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:b:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (rc_parse_port(optarg))
-				return bad(err, errlen, "invalid port '%s'", optarg);
-			o->port = optarg;
-			break;
-		case 'b': o->bind = optarg; break;
-		case OPT_ONCE: o->once = true; break;
-		case OPT_MAX_CLIENTS:
-			if (rc_parse_uint(optarg, 1, 1024, &v))
-				return bad(err, errlen, "invalid client count '%s' (1 to 1024)",
-					   optarg);
-			o->max_clients = (int)v;
-			break;
-		case OPT_TIMEOUT:
-			if (rc_parse_timeout(optarg, &o->timeout_ms))
-				return bad(err, errlen, "invalid timeout '%s' (seconds > 0)",
-					   optarg);
-			break;
-		case OPT_POLL:
-			if (rc_parse_poll(optarg, &o->busy_poll))
-				return bad(err, errlen, "invalid poll mode '%s' (event or busy)",
-					   optarg);
-			break;
-		case 'v': o->verbose = true; break;
-		case 'h': fputs(server_usage, stdout); return 1;
-		case ':': return bad(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-		default: return bad(err, errlen, "unknown option '%s'", argv[optind - 1]);
+	while ((c = getopt_long(argc, argv, RC_SHORTOPTS_SERVER, longopts, NULL)) != -1) {
+		ret = rc_opts_handle(&o->rc, c, optarg, argv, err, errlen);
+		if (ret == 2) {
+			printf(server_usage, MAX_CLIENTS);
+			return 1;
 		}
+		if (ret < 0)
+			return ret;
 	}
 	if (optind < argc)
-		return bad(err, errlen, "unexpected argument '%s'", argv[optind]);
+		return rc_usage_error(err, errlen, "unexpected argument '%s'", argv[optind]);
 	return 0;
 }
 

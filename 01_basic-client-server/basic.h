@@ -55,24 +55,15 @@ void basic_quote(char *out, size_t outlen, const uint8_t *p, uint32_t len, uint3
 
 /* Options. parse_*: 0 ok, 1 --help was printed, -EINVAL with err set. */
 struct client_opts {
+	struct rc_opts rc; /* -p, --timeout, --poll, -v */
 	const char *server;
-	const char *port;
 	const char *text; /* NULL when -s is used */
 	uint32_t size;	  /* payload bytes */
 	uint64_t count;
-	int timeout_ms;
-	bool verbose;
-	bool busy_poll;
 };
 
 struct server_opts {
-	const char *bind;
-	const char *port;
-	bool once;
-	int max_clients;
-	int timeout_ms;
-	bool verbose;
-	bool busy_poll;
+	struct rc_opts rc; /* -p, -b, --once, --max-clients, --timeout, --poll, -v */
 };
 
 int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, size_t errlen);

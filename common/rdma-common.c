@@ -19,7 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <getopt.h>
+#include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1263,4 +1266,117 @@ int rc_parse_timeout(const char *s, int *ms)
 	if (*ms < 1)
 		*ms = 1;
 	return 0;
+}
+
+int rc_usage_error(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+void rc_opts_init(struct rc_opts *o, int max_clients)
+{
+	*o = (struct rc_opts){ .port = RC_DEFAULT_PORT,
+			       .timeout_ms = RC_DEFAULT_TIMEOUT_MS,
+			       .max_clients = max_clients };
+}
+
+int rc_opts_handle(struct rc_opts *o, int c, const char *arg, char *const argv[], char *err,
+		   size_t errlen)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 'p':
+		if (rc_parse_port(arg))
+			return rc_usage_error(err, errlen, "invalid port '%s'", arg);
+		o->port = arg;
+		o->port_given = true;
+		return 1;
+	case 'b': o->bind = arg; return 1;
+	case 'v': o->verbose = true; return 1;
+	case 'h': return 2;
+	case RC_OPT_ONCE: o->once = true; return 1;
+	case RC_OPT_TIMEOUT:
+		if (rc_parse_timeout(arg, &o->timeout_ms))
+			return rc_usage_error(err, errlen, "invalid timeout '%s' (seconds > 0)",
+					      arg);
+		return 1;
+	case RC_OPT_POLL:
+		if (rc_parse_poll(arg, &o->busy_poll))
+			return rc_usage_error(err, errlen, "invalid poll mode '%s' (event or busy)",
+					      arg);
+		return 1;
+	case RC_OPT_MAX_CLIENTS:
+		if (rc_parse_uint(arg, 1, 1024, &v))
+			return rc_usage_error(err, errlen, "invalid client count '%s' (1 to 1024)",
+					      arg);
+		o->max_clients = (int)v;
+		return 1;
+	case ':': return rc_usage_error(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+	case '?':
+		if (optopt)
+			return rc_usage_error(err, errlen, "unknown option '-%c'", optopt);
+		return rc_usage_error(err, errlen, "unknown option '%s'", argv[optind - 1]);
+	default: return 0;
+	}
+}
+
+/* SIGINT/SIGTERM become a readable fd, so rc_serve can poll for them. */
+static int make_stop_fd(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	/* Blocked in every thread: client threads inherit the mask. */
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
+		return -1;
+	return signalfd(-1, &set, SFD_CLOEXEC);
+}
+
+int rc_server_main(const char *prog, const struct rc_opts *o, rc_serve_fn fn, void *arg)
+{
+	struct rc_listener l = { 0 };
+	struct rc_serve_opts so;
+	int ret, stop_fd, code = RC_EXIT_OK;
+
+	/* Line-buffered even into a pipe: scripts wait for our lines. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	stop_fd = make_stop_fd();
+	if (stop_fd < 0) {
+		fprintf(stderr, "%s: signalfd: %s\n", prog, strerror(errno));
+		return RC_EXIT_FAIL;
+	}
+	ret = rc_listen(&l, o->bind, o->port, o->verbose);
+	if (ret) {
+		fprintf(stderr, "%s: %s\n", prog, l.log.err);
+		code = RC_EXIT_NOCONN;
+		goto out;
+	}
+	/* Only now, really ready: scripts may connect after this line. */
+	printf("listening on %s port %u\n", l.addr, l.port);
+
+	so = (struct rc_serve_opts){ .max_clients = o->max_clients,
+				     .once = o->once,
+				     .timeout_ms = o->timeout_ms,
+				     .verbose = o->verbose,
+				     .stop_fd = stop_fd,
+				     .busy_poll = o->busy_poll };
+	ret = rc_serve(&l, &so, fn, arg);
+	if (ret == -EIO && o->once) {
+		code = RC_EXIT_FAIL; /* the one client failed; already logged */
+	} else if (ret) {
+		fprintf(stderr, "%s: %s\n", prog, l.log.err);
+		code = RC_EXIT_FAIL;
+	}
+out:
+	rc_listener_close(&l);
+	close(stop_fd);
+	return code;
 }

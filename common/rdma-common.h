@@ -286,9 +286,95 @@ struct rc_serve_opts {
  */
 int rc_serve(struct rc_listener *l, const struct rc_serve_opts *o, rc_serve_fn fn, void *arg);
 
+/*
+ * A server's whole life, what every example's server main does:
+ * SIGINT/SIGTERM become a signalfd (blocked in every thread), listen on
+ * bind/port, print "listening on ADDR port N" to stdout (only now: the
+ * server is ready), serve each client with fn on its own thread until a
+ * signal (or after one client with o->once), release everything.
+ * Errors go to stderr as "PROG: message". Returns the exit code for main:
+ * 0; 1 if serving failed or, with once, that client failed; 3 if it could
+ * not listen.
+ */
+struct rc_opts;
+int rc_server_main(const char *prog, const struct rc_opts *o, rc_serve_fn fn, void *arg);
+
 /* ------------------------------------------------------------------ */
 /* Command-line helpers.                                               */
 /* ------------------------------------------------------------------ */
+
+/* The options every program of the collection shares. */
+struct rc_opts {
+	const char *port; /* -p PORT */
+	bool port_given;
+	const char *bind; /* -b ADDR (servers) */
+	int timeout_ms;	  /* --timeout SEC */
+	bool verbose;	  /* -v */
+	bool busy_poll;	  /* --poll event|busy */
+	bool once;	  /* --once (servers) */
+	int max_clients;  /* --max-clients N (servers) */
+};
+
+/* getopt_long codes of the shared long-only options; examples number
+ * their own long-only options from RC_OPT_FIRST_FREE. */
+enum {
+	RC_OPT_TIMEOUT = 0x100,
+	RC_OPT_POLL,
+	RC_OPT_ONCE,
+	RC_OPT_MAX_CLIENTS,
+	RC_OPT_FIRST_FREE = 0x180,
+};
+
+/* Put these in an example's option table and short-option string. */
+#define RC_LONGOPTS_CLIENT                                              \
+	{ "port", required_argument, NULL, 'p' },                       \
+		{ "timeout", required_argument, NULL, RC_OPT_TIMEOUT }, \
+		{ "poll", required_argument, NULL, RC_OPT_POLL },       \
+		{ "verbose", no_argument, NULL, 'v' },                  \
+	{                                                               \
+		"help", no_argument, NULL, 'h'                          \
+	}
+#define RC_LONGOPTS_SERVER                                                 \
+	RC_LONGOPTS_CLIENT, { "bind", required_argument, NULL, 'b' },      \
+		{ "once", no_argument, NULL, RC_OPT_ONCE },                \
+	{                                                                  \
+		"max-clients", required_argument, NULL, RC_OPT_MAX_CLIENTS \
+	}
+#define RC_SHORTOPTS_CLIENT ":p:vh"
+#define RC_SHORTOPTS_SERVER ":p:b:vh"
+
+#define RC_USAGE_CLIENT                                                                        \
+	"  -p, --port PORT       server port (default " RC_DEFAULT_PORT ")\n"                  \
+	"      --timeout SEC     bound of every wait (default 10)\n"                           \
+	"      --poll MODE       wait for completions by 'event' (sleep, default) or 'busy'\n" \
+	"                        (spin: lowest latency, one core at 100%)\n"                   \
+	"  -v, --verbose         trace every CM event, work request and completion\n"          \
+	"  -h, --help            this text\n"
+#define RC_USAGE_SERVER                                                                         \
+	"  -p, --port PORT       port to listen on (default " RC_DEFAULT_PORT                   \
+	"; 0: any free one)\n"                                                                  \
+	"  -b, --bind ADDR       listen only on ADDR (default: all addresses)\n"                \
+	"      --once            exit after the first client\n"                                 \
+	"      --max-clients N   clients served at once (default %d)\n"                         \
+	"      --timeout SEC     bound of every wait within a connection (default 10)\n"        \
+	"      --poll MODE       'event' (default) or 'busy': busy spins one core per client\n" \
+	"  -v, --verbose         trace every CM event, work request and completion\n"           \
+	"  -h, --help            this text\n"
+
+/* Defaults: port 7471, 10 s timeout, event polling. */
+void rc_opts_init(struct rc_opts *o, int max_clients);
+/*
+ * Handle one getopt_long() result c if it is a shared option (or ':'/'?',
+ * a missing value or an unknown option). Returns 1 handled, 0 not a shared
+ * option, 2 for -h (the caller prints its usage), or -EINVAL with a
+ * message in err. Call with opterr = 0 and a short-option string that
+ * starts with ':'.
+ */
+int rc_opts_handle(struct rc_opts *o, int c, const char *arg, char *const argv[], char *err,
+		   size_t errlen);
+/* snprintf into err and return -EINVAL: for usage errors. */
+int rc_usage_error(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* "event" (sleep on the completion channel) or "busy" (spin on the CQ).
  * Returns 0 or -EINVAL. */

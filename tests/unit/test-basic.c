@@ -118,11 +118,11 @@ static void client_options(void **state)
 	assert_int_equal(
 		basic_parse_client(ARGC("10.0.0.1"), ARGV("10.0.0.1"), &o, err, sizeof(err)), 0);
 	assert_string_equal(o.server, "10.0.0.1");
-	assert_string_equal(o.port, RC_DEFAULT_PORT);
+	assert_string_equal(o.rc.port, RC_DEFAULT_PORT);
 	assert_string_equal(o.text, BASIC_DEFAULT_TEXT);
 	assert_int_equal(o.size, 10);
 	assert_int_equal(o.count, 1);
-	assert_int_equal(o.timeout_ms, 10000);
+	assert_int_equal(o.rc.timeout_ms, 10000);
 
 	assert_int_equal(
 		basic_parse_client(
@@ -133,22 +133,22 @@ static void client_options(void **state)
 	assert_null(o.text);
 	assert_int_equal(o.size, 65536);
 	assert_int_equal(o.count, 1000);
-	assert_int_equal(o.timeout_ms, 2500);
-	assert_true(o.verbose);
-	assert_string_equal(o.port, "99");
+	assert_int_equal(o.rc.timeout_ms, 2500);
+	assert_true(o.rc.verbose);
+	assert_string_equal(o.rc.port, "99");
 
 	assert_int_equal(basic_parse_client(ARGC("-p", "5000", "-m", "hey", "h"),
 					    ARGV("-p", "5000", "-m", "hey", "h"), &o, err,
 					    sizeof(err)),
 			 0);
-	assert_string_equal(o.port, "5000");
+	assert_string_equal(o.rc.port, "5000");
 	assert_int_equal(o.size, 3);
-	assert_false(o.busy_poll);
+	assert_false(o.rc.busy_poll);
 
 	assert_int_equal(basic_parse_client(ARGC("--poll", "busy", "h"),
 					    ARGV("--poll", "busy", "h"), &o, err, sizeof(err)),
 			 0);
-	assert_true(o.busy_poll);
+	assert_true(o.rc.busy_poll);
 	assert_int_equal(basic_parse_client(ARGC("--poll", "spin", "h"),
 					    ARGV("--poll", "spin", "h"), &o, err, sizeof(err)),
 			 -EINVAL);
@@ -208,19 +208,19 @@ static void server_options(void **state)
 
 	(void)state;
 	assert_int_equal(basic_parse_server(1, ARGV(NULL), &o, err, sizeof(err)), 0);
-	assert_string_equal(o.port, RC_DEFAULT_PORT);
-	assert_null(o.bind);
-	assert_false(o.once);
-	assert_int_equal(o.max_clients, 16);
+	assert_string_equal(o.rc.port, RC_DEFAULT_PORT);
+	assert_null(o.rc.bind);
+	assert_false(o.rc.once);
+	assert_int_equal(o.rc.max_clients, 16);
 	assert_int_equal(basic_parse_server(
 				 ARGC("-p", "0", "-b", "10.0.2.15", "--once", "--max-clients", "3"),
 				 ARGV("-p", "0", "-b", "10.0.2.15", "--once", "--max-clients", "3"),
 				 &o, err, sizeof(err)),
 			 0);
-	assert_string_equal(o.port, "0");
-	assert_string_equal(o.bind, "10.0.2.15");
-	assert_true(o.once);
-	assert_int_equal(o.max_clients, 3);
+	assert_string_equal(o.rc.port, "0");
+	assert_string_equal(o.rc.bind, "10.0.2.15");
+	assert_true(o.rc.once);
+	assert_int_equal(o.rc.max_clients, 3);
 	assert_int_equal(basic_parse_server(ARGC("-p", "x"), ARGV("-p", "x"), &o, err, sizeof(err)),
 			 -EINVAL);
 	assert_int_equal(basic_parse_server(ARGC("--max-clients", "0"), ARGV("--max-clients", "0"),

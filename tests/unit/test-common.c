@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <getopt.h>
+
 #include <cmocka.h>
 
 #include "rdma-common.h"
@@ -215,6 +217,64 @@ static void remote_buf_wire_and_ranges(void **state)
 	assert_false(rc_remote_range_ok(&r, UINT64_MAX, 2));
 }
 
+static int parse_shared(int argc, char **argv, struct rc_opts *o, char *err)
+{
+	static const struct option longopts[] = { RC_LONGOPTS_SERVER, { NULL, 0, NULL, 0 } };
+	int c, ret;
+
+	rc_opts_init(o, 8);
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, RC_SHORTOPTS_SERVER, longopts, NULL)) != -1) {
+		ret = rc_opts_handle(o, c, optarg, argv, err, 128);
+		if (ret != 1)
+			return ret;
+	}
+	return 0;
+}
+
+static void shared_options(void **state)
+{
+	char *good[] = { "prog", "-p",	      "0",   "-b",     "::1",  "--once", "--max-clients",
+			 "3",	 "--timeout", "1.5", "--poll", "busy", "-v",	 NULL };
+	char *help[] = { "prog", "--help", NULL };
+	char *bad_poll[] = { "prog", "--poll", "fast", NULL };
+	char *bad_port[] = { "prog", "-p", "70000", NULL };
+	char *no_value[] = { "prog", "--timeout", NULL };
+	char *unknown[] = { "prog", "--frobnicate", NULL };
+	char *unknown_short[] = { "prog", "-z", NULL };
+	char *zero_clients[] = { "prog", "--max-clients", "0", NULL };
+	struct rc_opts o;
+	char err[128];
+
+	(void)state;
+	assert_int_equal(parse_shared(13, good, &o, err), 0);
+	assert_string_equal(o.port, "0");
+	assert_true(o.port_given);
+	assert_string_equal(o.bind, "::1");
+	assert_true(o.once && o.verbose && o.busy_poll);
+	assert_int_equal(o.max_clients, 3);
+	assert_int_equal(o.timeout_ms, 1500);
+
+	assert_int_equal(parse_shared(1, help, &o, err), 0); /* defaults */
+	assert_string_equal(o.port, RC_DEFAULT_PORT);
+	assert_false(o.port_given);
+	assert_int_equal(o.timeout_ms, RC_DEFAULT_TIMEOUT_MS);
+	assert_int_equal(o.max_clients, 8);
+	assert_int_equal(parse_shared(2, help, &o, err), 2);
+	assert_int_equal(parse_shared(3, bad_poll, &o, err), -EINVAL);
+	assert_non_null(strstr(err, "poll mode 'fast'"));
+	assert_int_equal(parse_shared(3, bad_port, &o, err), -EINVAL);
+	assert_non_null(strstr(err, "invalid port '70000'"));
+	assert_int_equal(parse_shared(2, no_value, &o, err), -EINVAL);
+	assert_non_null(strstr(err, "needs a value"));
+	assert_int_equal(parse_shared(2, unknown, &o, err), -EINVAL);
+	assert_non_null(strstr(err, "unknown option '--frobnicate'"));
+	assert_int_equal(parse_shared(2, unknown_short, &o, err), -EINVAL);
+	assert_non_null(strstr(err, "unknown option '-z'"));
+	assert_int_equal(parse_shared(3, zero_clients, &o, err), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -227,6 +287,7 @@ int main(void)
 		cmocka_unit_test(hints_name_the_cause),
 		cmocka_unit_test(fail_keeps_message_and_negates),
 		cmocka_unit_test(remote_buf_wire_and_ranges),
+		cmocka_unit_test(shared_options),
 	};
 
 	return cmocka_run_group_tests_name("common", tests, NULL, NULL);
