@@ -47,9 +47,9 @@ UNIT_BINS += $(B)/tests/test-rw
 UNIT_BINS += $(B)/tests/test-xfer
 
 BINS := $(foreach e,$(EXAMPLES),$(e)/rdma-server $(e)/rdma-client)
-SRCS := $(wildcard common/*.[ch] $(addsuffix /*.[ch],$(EXAMPLES)) tests/unit/*.c)
+SRCS := $(wildcard common/*.[ch] $(addsuffix /*.[ch],$(EXAMPLES)) tests/unit/*.c tests/fuzz/*.c)
 
-.PHONY: all $(EX01) $(EX02) $(EX03) unit clean test demo transcript format check-format FORCE
+.PHONY: all $(EX01) $(EX02) $(EX03) unit fuzz fuzz-build clean test demo transcript format check-format FORCE
 all: $(BINS)
 
 $(EX01): $(EX01)/rdma-server $(EX01)/rdma-client
@@ -101,12 +101,48 @@ $(B)/tests/test-rw: $(B)/tests/unit/test-rw.o $(B)/$(EX02)/rw.o $(COMMON_O)
 $(B)/tests/test-xfer: $(B)/tests/unit/test-xfer.o $(B)/$(EX03)/xfer.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -L$(XXHASH_LIB) -o $@ $^ -lcmocka -lxxhash $(LDLIBS)
 
+# Fuzzing the wire decoders with libFuzzer (clang). `make fuzz` runs each
+# target for FUZZ_SECONDS on its committed seed corpus (tests/fuzz/corpus/);
+# `make test` runs them briefly. New inputs found go to build/fuzz/corpus/.
+FUZZ_CC      = clang
+FUZZ_SECONDS = 60
+FUZZ_CFLAGS  = -std=c11 -g -O1 $(WARN) -pthread -fsanitize=fuzzer-no-link,address,undefined \
+	       -fno-sanitize-recover=all
+FUZZ_LDFLAGS = -fsanitize=fuzzer,address,undefined -pthread
+FUZZ_TARGETS := fuzz-common fuzz-basic
+# FUZZ_TARGETS += fuzz-rw
+# FUZZ_TARGETS += fuzz-xfer
+FUZZ_BINS := $(addprefix $(B)/fuzz/bin/,$(FUZZ_TARGETS))
+
+$(B)/fuzz/%.o: %.c $(B)/.flags
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS) -I$(EX01) -I$(EX02) -I$(EX03) -I$(XXHASH_INC) $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
+$(B)/fuzz/bin/fuzz-common: $(B)/fuzz/tests/fuzz/fuzz-common.o $(B)/fuzz/common/rdma-common.o
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/fuzz/bin/fuzz-basic: $(B)/fuzz/tests/fuzz/fuzz-basic.o $(B)/fuzz/$(EX01)/basic.o \
+			  $(B)/fuzz/common/rdma-common.o
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/fuzz/bin/fuzz-rw: $(B)/fuzz/tests/fuzz/fuzz-rw.o $(B)/fuzz/$(EX02)/rw.o \
+		       $(B)/fuzz/common/rdma-common.o
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/fuzz/bin/fuzz-xfer: $(B)/fuzz/tests/fuzz/fuzz-xfer.o $(B)/fuzz/$(EX03)/xfer.o \
+			 $(B)/fuzz/common/rdma-common.o
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) $(LDFLAGS) -L$(XXHASH_LIB) -o $@ $^ -lxxhash $(LDLIBS)
+
+fuzz-build: $(FUZZ_BINS)
+fuzz: fuzz-build
+	tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 # The two commands of the README. Each first makes sure the Debian
 # packages it needs are installed (as root) or says how to install them.
 test:
 	tools/deps base test
-	$(MAKE) all unit
-	tests/run
+	$(MAKE) all unit fuzz-build
+	FUZZ_TARGETS="$(FUZZ_TARGETS)" tests/run
 
 demo:
 	tools/deps base
@@ -127,4 +163,4 @@ check-format:
 clean:
 	rm -rf $(B) $(foreach e,$(EX01) $(EX02) $(EX03),$(e)/rdma-server $(e)/rdma-client)
 
--include $(wildcard $(B)/*/*.d $(B)/*/*/*.d)
+-include $(wildcard $(B)/*/*.d $(B)/*/*/*.d $(B)/*/*/*/*.d)

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer target: 01's decoders (HELLO in connect private data, DATA and
+ * REPLY messages) and the quoting of untrusted payloads for printing.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "basic.h"
+
+#define CHECK(x)                          \
+	do {                              \
+		if (!(x))                 \
+			__builtin_trap(); \
+	} while (0)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint32_t max = 0, want_seq = 0, limit;
+	struct rc_msg m;
+	char err[160], q[64];
+	size_t i;
+
+	if (basic_hello_unpack(data, size, &max, err, sizeof(err)) == 0)
+		CHECK(max >= 1 && max <= BASIC_MAX_PAYLOAD);
+
+	/* The expected seq and size limit come from the input too. */
+	if (size >= 8) {
+		memcpy(&want_seq, data, 4);
+		memcpy(&limit, data + 4, 4);
+		limit %= BASIC_MAX_PAYLOAD + 1;
+		if (basic_msg_unpack(data + 8, size - 8, BASIC_T_DATA, want_seq, limit, &m, err,
+				     sizeof(err)) == 0) {
+			CHECK(m.type == BASIC_T_DATA && m.seq == want_seq);
+			CHECK(m.length >= 1 && m.length <= limit);
+			CHECK(m.length + sizeof(struct rc_hdr) == size - 8);
+		}
+	}
+
+	/* Quoting: always terminated, within bounds, printable only. */
+	basic_quote(q, sizeof(q), data, (uint32_t)size, size % 100);
+	CHECK(memchr(q, '\0', sizeof(q)) != NULL);
+	for (i = 0; q[i]; i++)
+		CHECK(q[i] >= 0x20 && q[i] < 0x7f);
+	return 0;
+}
