@@ -7,12 +7,17 @@
 # `bash /run/rdma-env/guest.sh` (a copy of this file) as PID 1.
 #
 # Protocol with the host, all files in /run/rdma-env:
-#   in:  job.sh      sourced: VM_ROLE VM_ADDR VM_NETDEV VM_RDMA_DEV, JOB_CWD JOB_ARGV JOB_ENV (bash arrays)
+#   in:  job.sh      sourced: VM_ROLE VM_ADDR VM_NETDEV VM_RDMA_DEV, JOB_CWD JOB_ARGV JOB_ENV (bash arrays);
+#                    for one node of a pair (rdma-env -n 2) also VM_NODES=2 VM_NODE VM_PEER VM_SYNC
 #   out: setup.log   output of the setup steps below (shown by the host only if something fails)
 #        ready       guest uptime when the RDMA port became ACTIVE (boot time, for the progress line)
 #        output.log  COMMAND's stdout+stderr; the host streams it live (tail -f)
 #        rc          COMMAND's exit status; its absence tells the host the run failed
 #        setup-failed  one-line reason, if the environment could not be set up
+#        command-started  (pair) COMMAND has started: both nodes passed the barrier
+# A node of a pair also mounts the run's sync share (9p tag rdmasync) at $VM_SYNC, for COMMAND
+# (RDMA_SYNC_DIR) and for the start barrier: each node pings its peer, then writes
+# $VM_SYNC/.rdma-env-ready-nodeN and waits for the peer's.
 # PID 1 must never exit (the kernel would panic), so every path ends in power_off.
 set -u
 W=/run/rdma-env
@@ -52,7 +57,18 @@ log "stage 2 started"
 for m in virtio_net rdma_rxe rdma_ucm ib_uverbs; do
     modprobe "$m" || setup_failed "modprobe $m failed"
 done
-modprobe sch_netem || echo "rdma-env-guest: sch_netem not available (only needed for loss injection)"
+PAIR=0
+[ "${VM_NODES:-1}" = 2 ] && PAIR=1
+if [ $PAIR = 1 ]; then
+    # Two-node runs promise fault injection: netem and tc must work.
+    modprobe sch_netem || setup_failed "modprobe sch_netem failed (netem loss injection)"
+    command -v tc >/dev/null || setup_failed "tc not found (package iproute2)"
+    mkdir -p "$VM_SYNC"
+    mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 rdmasync "$VM_SYNC" \
+        || setup_failed "cannot mount the sync dir (9p tag rdmasync)"
+else
+    modprobe sch_netem || echo "rdma-env-guest: sch_netem not available (only needed for loss injection)"
+fi
 
 log "modules loaded"
 ip link set lo up
@@ -72,15 +88,45 @@ log "Soft-RoCE port $VM_RDMA_DEV/1 active"
 read -r uptime _ < /proc/uptime
 echo "$uptime" > "$W/ready"
 
+# Pair: COMMAND starts only when the peer answers ping and has reached this point too. Both bounded
+# (120 s in all); the host stops this VM earlier if the peer's setup fails.
+pair_barrier() {
+    local ping=(ping) end=$((SECONDS + 120))
+    command -v ping >/dev/null || ping=(busybox ping)
+    until "${ping[@]}" -c 1 -W 1 "$VM_PEER" >/dev/null 2>&1; do
+        [ $SECONDS -lt $end ] || setup_failed "the peer $VM_PEER did not answer ping within 120 s (link: $(ip -o link show "$VM_NETDEV" | grep -o 'state [A-Z]*'))"
+        sleep 0.2
+    done
+    log "peer $VM_PEER answers ping"
+    echo "$uptime" > "$VM_SYNC/.rdma-env-ready-node$VM_NODE"
+    until [ -e "$VM_SYNC/.rdma-env-ready-node$((3 - VM_NODE))" ]; do
+        [ $SECONDS -lt $end ] || setup_failed "the peer node$((3 - VM_NODE)) did not get ready within 120 s"
+        sleep 0.1
+    done
+    log "peer node$((3 - VM_NODE)) is ready"
+}
+
+ip=${VM_ADDR%/*}
+mode_env=(RDMA_ENV_MODE=vm)
+if [ $PAIR = 1 ]; then
+    pair_barrier
+    mode_env=(RDMA_ENV_MODE=vm2 RDMA_NODES=2 RDMA_NODE="$VM_NODE" RDMA_PEER_IP="$VM_PEER" RDMA_SYNC_DIR="$VM_SYNC")
+    echo "$VM_NODE" > "$W/command-started"
+fi
+
 # Run COMMAND with a clean environment: only what the host chose to pass, plus the RDMA variables.
 # stdin is /dev/null: there is no terminal in the VM.
-ip=${VM_ADDR%/*}
 (
     cd "$JOB_CWD" || exit 125
     exec env -i -- HOME=/root USER=root LOGNAME=root SHELL=/bin/bash "${JOB_ENV[@]}" \
-        RDMA_IP="$ip" RDMA_DEV="$VM_RDMA_DEV" RDMA_ENV_MODE=vm "${JOB_ARGV[@]}"
+        RDMA_IP="$ip" RDMA_DEV="$VM_RDMA_DEV" "${mode_env[@]}" "${JOB_ARGV[@]}"
 ) >>"$W/output.log" 2>&1 </dev/null
 rc=$?
+# Pair: the host prefixes each output line with the node's name; a last line without its newline
+# would run into the other node's next line.
+if [ $PAIR = 1 ] && [ -s "$W/output.log" ] && [ -n "$(tail -c 1 "$W/output.log")" ]; then
+    echo >> "$W/output.log"
+fi
 log "command exited with status $rc"
 sync    # COMMAND's files in the shared working directory must reach the host before power-off
 echo "$rc" > "$W/rc.tmp" && mv "$W/rc.tmp" "$W/rc"
