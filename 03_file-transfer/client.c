@@ -146,6 +146,7 @@ static int open_destination(struct client *cl, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", why);
 		return -1;
 	}
+	rc_trace(&cl->conn.log, "created temporary file for %s: %s", cl->local_name, cl->sink.tmp);
 	return 0;
 }
 
@@ -391,6 +392,9 @@ static int read_chunk(struct client *cl, uint64_t seq)
 	if (ret)
 		return give_up(cl, -ret, "client cannot read '%s': %s", cl->opt.local, why);
 	xfer_hash_update(&cl->hash, data, len);
+	rc_trace(&cl->conn.log,
+		 "chunk %" PRIu64 ": read %u bytes at offset %" PRIu64 " into slot %u", seq, len,
+		 seq * chunk, (unsigned)(seq % cl->opt.depth));
 	return 0;
 }
 
@@ -574,7 +578,7 @@ static int commit_get(struct client *cl, const struct xfer_done *d)
 	ret = xfer_sink_commit(&cl->sink, why, sizeof(why));
 	if (ret)
 		return give_up(cl, -ret, "client: %s", why);
-	rc_trace(&cl->conn.log, "renamed %s to %s", cl->sink.tmp, cl->sink.name);
+	rc_trace(&cl->conn.log, "renamed into place: %s (was %s)", cl->sink.name, cl->sink.tmp);
 	m.u.done.size = cl->size;
 	memcpy(m.u.done.hash, cl->digest, XFER_HASH_LEN);
 	ret = xfer_ctl_send(&cl->ctl, &m);

@@ -250,7 +250,7 @@ static int start_put(struct session *s, const struct xfer_request *r)
 			     sizeof(why));
 	if (ret)
 		return refuse(s, -ret, "%s", why);
-	rc_trace(&s->c->log, "created temporary file %s", s->sink.tmp);
+	rc_trace(&s->c->log, "created temporary file for %s: %s", s->sink.name, s->sink.tmp);
 	return send_accept(s);
 }
 
@@ -363,7 +363,7 @@ static int on_put_done(struct session *s, uint64_t arrived, const struct xfer_do
 	ret = xfer_sink_commit(&s->sink, why, sizeof(why));
 	if (ret)
 		return refuse(s, -ret, "server: %s", why);
-	rc_trace(&s->c->log, "renamed %s to %s", s->sink.tmp, s->sink.name);
+	rc_trace(&s->c->log, "renamed into place: %s (was %s)", s->sink.name, s->sink.tmp);
 	m.u.done.size = s->size;
 	memcpy(m.u.done.hash, s->digest, XFER_HASH_LEN);
 	ret = xfer_ctl_send(&s->ctl, &m);
@@ -428,6 +428,8 @@ static int fill_slot(struct session *s, uint64_t seq)
 	if (ret)
 		return refuse(s, -ret, "server cannot read %s: %s", s->qname, why);
 	xfer_hash_update(&s->hash, data, len);
+	rc_trace(&s->c->log, "chunk %" PRIu64 ": read %u bytes at offset %" PRIu64 " into slot %u",
+		 seq, len, seq * chunk, slot);
 	m.u.chunk =
 		(struct xfer_chunk){ .seq = seq, .offset = seq * chunk, .len = len, .slot = slot };
 	return xfer_ctl_send(&s->ctl, &m);
