@@ -382,7 +382,7 @@ static int transfer(struct client *cl)
 	}
 	/* What we read must be what we wrote, or with --op read the
 	 * server's initial pattern. */
-	if (cl->opt.ops == RW_OP_BOTH)
+	if (cl->opt.ops == RW_OP_BOTH && memcmp(cl->dst->addr, cl->src->addr, cl->size))
 		for (bad = 0; bad < cl->size; bad++)
 			if (((uint8_t *)cl->dst->addr)[bad] != ((uint8_t *)cl->src->addr)[bad])
 				break;

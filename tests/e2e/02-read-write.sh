@@ -49,12 +49,14 @@ t_write_read_verify_default() {
 }
 
 t_sizes_verified_and_split() {
-	local max big size n=0 pieces
+	local max big sizes size n=0 pieces
 	max=$(max_msg_sz)
-	big=$((max + max / 2 + 3)) # larger than max_msg_sz: two WRs, the last odd-sized
-	[ "$big" -le $((64 << 20)) ] || { REASON="max_msg_sz $max is too large to test here"; return 77; }
-	start_server srv "$S" -s "$big" || return 1
-	for size in 1 4096 $((1048576 + 3)) $((8 << 20)) "$big"; do
+	big=$((max + 3)) # larger than max_msg_sz: two WRs, the last of 3 bytes
+	sizes=(1 4096 $((1048576 + 3)) $((8 << 20)))
+	# Real NICs allow messages of up to 1-2 GiB: too much for this test.
+	[ "$big" -le $((64 << 20)) ] && sizes+=("$big")
+	start_server srv "$S" -s $((big > (8 << 20) ? big : 8 << 20)) || return 1
+	for size in "${sizes[@]}"; do
 		n=$((n + 1))
 		run cli$n "$C" "${CT[@]}" -s "$size" "$RDMA_IP" "$PORT"
 		want_rc cli$n 0 || return 1
@@ -69,17 +71,18 @@ t_sizes_verified_and_split() {
 		fi
 	done
 	alive srv || return 1
-	stop_server srv
+	stop_server srv || return 1
+	[ "${#sizes[@]}" = 5 ] || { REASON="max_msg_sz $max: the size above it was not tested"; return 77; }
 }
 
-# want_bandwidth NAME OP DEPTH: the line for 200 x 64 KiB, with MiB/s and
+# want_bandwidth NAME OP DEPTH: the line for 200 x 16 KiB, with MiB/s and
 # Gb/s consistent with bytes and seconds (perftest's units).
 want_bandwidth() {
-	local s mib gb re="^$2: 200 x 65536 bytes in ([0-9.]+) s = ([0-9.]+) MiB/s = ([0-9.]+) Gb/s \(depth $3\)$"
+	local s mib gb re="^$2: 200 x 16384 bytes in ([0-9.]+) s = ([0-9.]+) MiB/s = ([0-9.]+) Gb/s \(depth $3\)$"
 	want_out "$1" "$re" || return 1
 	read -r s mib gb < <(sed -En "s#$re#\1 \2 \3#p" "$T/$1.out")
 	awk -v s="$s" -v m="$mib" -v g="$gb" 'BEGIN {
-		b = 200 * 65536; if (s <= 0) exit 1
+		b = 200 * 16384; if (s <= 0) exit 1
 		em = b / 1048576 / s; eg = b * 8 / 1e9 / s
 		# Allow only for the rounding of the printed figures: s to 1 ms,
 		# MiB/s to 0.1, Gb/s to 0.01.
@@ -91,13 +94,13 @@ want_bandwidth() {
 
 t_pipelined_write_and_read() {
 	local op d posts sig
-	start_server srv "$S" -s 64K || return 1
+	start_server srv "$S" -s 16K || return 1
 	for op in write read; do
 		for d in 1 16; do
 			run $op$d "$C" "${CT[@]}" --op $op -n 200 -t $d -v "$RDMA_IP" "$PORT"
 			want_rc $op$d 0 || return 1
 			want_bandwidth $op$d $op $d || return 1
-			want_verified $op$d srv 65536 || return 1
+			want_verified $op$d srv 16384 || return 1
 			# Selective signalling: with depth 1 every WR asks for a
 			# completion; with depth 16 every 8th and the last (25).
 			posts=$(grep -c "^client: post RDMA_${op^^} " "$T/$op$d.err")
@@ -112,21 +115,21 @@ t_pipelined_write_and_read() {
 
 t_two_clients_at_once_each_own_buffer() {
 	local i k1 k2
-	start_server srv "$S" -s 2M || return 1
+	start_server srv "$S" -s 1M || return 1
 	for i in 1 2; do
-		spawn cli$i "$C" "${CT[@]}" -n 10 "$RDMA_IP" "$PORT"
+		spawn cli$i "$C" "${CT[@]}" -n 5 "$RDMA_IP" "$PORT"
 	done
 	for i in 1 2; do
 		wait_exit cli$i 60
 		want_rc cli$i 0 || return 1
-		want_out cli$i "^verified 2097152 bytes$" || return 1
+		want_out cli$i "^verified 1048576 bytes$" || return 1
 	done
 	# Each wrote its own random pattern: two different checksums, each
 	# confirmed by the server for that client.
 	[ "$(sum_of cli1 '^client checksum')" != "$(sum_of cli2 '^client checksum')" ] ||
 		fail "both clients report the same checksum" || return 1
 	for i in 1 2; do
-		grep -q "done: 2097152 bytes, checksum fnv1a64 $(sum_of cli$i '^client checksum'), the same" "$T/srv.out" ||
+		grep -q "done: 1048576 bytes, checksum fnv1a64 $(sum_of cli$i '^client checksum'), the same" "$T/srv.out" ||
 			fail "the server did not confirm client $i's checksum" || return 1
 	done
 	k1=$(sed -n 's/^server buffer: .* rkey \(0x[0-9a-f]*\),.*/\1/p' "$T/cli1.out")
@@ -136,8 +139,8 @@ t_two_clients_at_once_each_own_buffer() {
 	# what an earlier client wrote.
 	run rd "$C" "${CT[@]}" --op read "$RDMA_IP" "$PORT"
 	want_rc rd 0 || return 1
-	want_out rd "^verified 2097152 bytes$" || return 1
-	want_out srv "2097152-byte buffer, access REMOTE_READ, read depth 16$" || return 1
+	want_out rd "^verified 1048576 bytes$" || return 1
+	want_out srv "1048576-byte buffer, access REMOTE_READ, read depth 16$" || return 1
 	stop_server srv
 }
 
@@ -212,7 +215,7 @@ t_long_run_server_probes_client() {
 	# The server's wait for DONE (1 s here) is shorter than the client's
 	# run: it must probe the client, not give up on it.
 	start_server srv "$S" -s 1M --timeout 1 -v || return 1
-	run cli "$C" "${CT[@]}" --op write -n 60 -t 4 "$RDMA_IP" "$PORT"
+	run cli "$C" "${CT[@]}" --op write -n 120 -t 4 "$RDMA_IP" "$PORT"
 	want_rc cli 0 || return 1
 	want_verified cli srv 1048576 || return 1
 	local secs
