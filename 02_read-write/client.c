@@ -489,11 +489,11 @@ int main(int argc, char **argv)
 	}
 	/* Line-buffered even into a pipe: scripts watch our progress. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	rc_conn_init(c, "client", cl.opt.verbose, cl.opt.timeout_ms, -1);
-	c->busy_poll = cl.opt.busy_poll;
+	rc_conn_init(c, "client", cl.opt.rc.verbose, cl.opt.rc.timeout_ms, -1);
+	c->busy_poll = cl.opt.rc.busy_poll;
 
 	/* 1. Which device and path reach the server? */
-	ret = rc_client_resolve(c, cl.opt.server, cl.opt.port);
+	ret = rc_client_resolve(c, cl.opt.server, cl.opt.rc.port);
 	if (ret) {
 		code = RC_EXIT_NOCONN;
 		goto fail;

@@ -9,7 +9,6 @@
 #include <endian.h>
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -404,94 +403,68 @@ const char *rw_wc_status_name(int status)
 /* Options                                                             */
 /* ------------------------------------------------------------------ */
 
-enum { OPT_TIMEOUT = 1000, OPT_ONCE, OPT_MAX_CLIENTS, OPT_POLL, OPT_INJECT };
+/* Long-only options of 02, numbered after the shared ones. */
+enum { OPT_INJECT = RC_OPT_FIRST_FREE };
 
 static const char client_usage[] =
 	"usage: rdma-client [options] SERVER [PORT]\n"
 	"Connect to an rdma-server, RDMA WRITE a pattern into the buffer it\n"
 	"advertises, RDMA READ it back, and verify it. The server's CPU takes no\n"
 	"part in the transfers.\n\n"
-	"  -p, --port PORT      server port (default " RC_DEFAULT_PORT ")\n"
-	"  -o, --op OP          write, read or both (default both): write a pattern,\n"
-	"                       read the server's initial pattern, or write then read back\n"
-	"  -s, --size SIZE      bytes per operation (K/M/G suffixes; default: the whole\n"
-	"                       advertised buffer); the server allocates exactly this much\n"
-	"  -n, --iters N        operations of each kind (default 1); with N > 1 prints\n"
-	"                       bandwidth\n"
-	"  -t, --depth DEPTH    operations in flight (default 16, at most 1024); RDMA READs\n"
-	"                       are also bounded by the read depth the server accepts\n"
-	"      --inject bad-rkey\n"
-	"                       post one RDMA WRITE with a wrong rkey and show what\n"
-	"                       really happens (a remote access error; exits 1)\n"
-	"      --timeout SEC    bound of every wait (default 10)\n"
-	"      --poll MODE      wait for completions by 'event' (sleep, default) or\n"
-	"                       'busy' (spin: lowest latency, one core at 100%)\n"
-	"  -v, --verbose        trace every CM event, work request and completion\n"
-	"  -h, --help           this text\n\n"
-	"SERVER is the server's IP address (or name) on its RDMA netdev.\n"
+	"  -o, --op OP           write, read or both (default both): write a pattern,\n"
+	"                        read the server's initial pattern, or write then read back\n"
+	"  -s, --size SIZE       bytes per operation (K/M/G suffixes; default: the whole\n"
+	"                        advertised buffer); the server allocates exactly this much\n"
+	"  -n, --iters N         operations of each kind (default 1); with N > 1 prints\n"
+	"                        bandwidth\n"
+	"  -t, --depth DEPTH     operations in flight (default 16, at most 1024); RDMA READs\n"
+	"                        are also bounded by the read depth the server accepts\n"
+	"      --inject bad-rkey post one RDMA WRITE with a wrong rkey and show what really\n"
+	"                        happens (a remote access error; exits 1)\n" RC_USAGE_CLIENT
+	"\nSERVER is the server's IP address (or name) on its RDMA netdev.\n"
 	"Exit: 0 ok, 1 failed after connecting, 2 bad usage, 3 could not connect.\n";
 
 static const char server_usage[] =
 	"usage: rdma-server [options]\n"
 	"Accept RDMA connections; give each client a buffer of its own to RDMA\n"
-	"WRITE and READ, and print its checksum when the client is done.\n\n"
-	"  -p, --port PORT       port to listen on (default " RC_DEFAULT_PORT
-	"; 0 picks a free one)\n"
-	"  -b, --bind ADDR       listen only on ADDR (default: all addresses)\n"
+	"WRITE and READ, and print its checksum when the client is done. A client\n"
+	"silent for --timeout is probed (a zero-length RDMA WRITE), not dropped.\n\n"
 	"  -s, --size SIZE       each client's buffer (default 1M, at most 1G); a client may\n"
-	"                        ask for less, never more\n"
-	"      --once            exit after the first client\n"
-	"      --max-clients N   clients served at once (default 16)\n"
-	"      --timeout SEC     bound of every wait within a connection (default 10); a\n"
-	"                        client silent for that long is probed, not dropped\n"
-	"      --poll MODE       'event' (default) or 'busy': busy spins one core per client\n"
-	"  -v, --verbose         trace every CM event, work request and completion\n"
-	"  -h, --help            this text\n\n"
-	"Prints 'listening on ADDR port N' once ready. Stops on SIGINT/SIGTERM.\n";
+	"                        ask for less, never more\n" RC_USAGE_SERVER
+	"\nPrints 'listening on ADDR port N' once ready. Stops on SIGINT/SIGTERM.\n";
 
-static int __attribute__((format(printf, 3, 4))) bad(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
+#define MAX_CLIENTS 16
 
 int rw_parse_client(int argc, char **argv, struct rw_client_opts *o, char *err, size_t errlen)
 {
 	static const struct option longopts[] = {
-		{ "port", required_argument, NULL, 'p' },
+		RC_LONGOPTS_CLIENT,
 		{ "op", required_argument, NULL, 'o' },
 		{ "size", required_argument, NULL, 's' },
 		{ "iters", required_argument, NULL, 'n' },
 		{ "depth", required_argument, NULL, 't' },
 		{ "inject", required_argument, NULL, OPT_INJECT },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "poll", required_argument, NULL, OPT_POLL },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *port_opt = NULL;
 	uint64_t v;
-	int c;
+	int c, ret;
 
-	*o = (struct rw_client_opts){ .port = RC_DEFAULT_PORT,
-				      .ops = RW_OP_BOTH,
-				      .iters = 1,
-				      .depth = RW_DEFAULT_DEPTH,
-				      .timeout_ms = RC_DEFAULT_TIMEOUT_MS };
+	*o = (struct rw_client_opts){ .ops = RW_OP_BOTH, .iters = 1, .depth = RW_DEFAULT_DEPTH };
+	rc_opts_init(&o->rc, 1);
 	optind = 0; /* glibc: full re-initialisation (for tests) */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:o:s:n:t:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, RC_SHORTOPTS_CLIENT "o:s:n:t:", longopts, NULL)) !=
+	       -1) {
+		ret = rc_opts_handle(&o->rc, c, optarg, argv, err, errlen);
+		if (ret == 2) {
+			fputs(client_usage, stdout);
+			return 1;
+		}
+		if (ret < 0)
+			return ret;
+		if (ret == 1)
+			continue;
 		switch (c) {
-		case 'p':
-			if (rc_parse_port(optarg))
-				return bad(err, errlen, "invalid port '%s'", optarg);
-			port_opt = optarg;
-			break;
 		case 'o':
 			if (!strcmp(optarg, "write"))
 				o->ops = RW_OP_WRITE;
@@ -500,129 +473,89 @@ int rw_parse_client(int argc, char **argv, struct rw_client_opts *o, char *err, 
 			else if (!strcmp(optarg, "both"))
 				o->ops = RW_OP_BOTH;
 			else
-				return bad(err, errlen, "unknown --op '%s' (write, read or both)",
-					   optarg);
+				return rc_usage_error(err, errlen,
+						      "unknown --op '%s' (write, read or both)",
+						      optarg);
 			break;
 		case 's':
 			if (rc_parse_size(optarg, 1, RW_MAX_SIZE, &v))
-				return bad(err, errlen, "invalid size '%s' (1 to 1G)", optarg);
+				return rc_usage_error(err, errlen, "invalid size '%s' (1 to 1G)",
+						      optarg);
 			o->size = (uint32_t)v;
 			break;
 		case 'n':
 			if (rc_parse_uint(optarg, 1, RW_MAX_ITERS, &o->iters))
-				return bad(err, errlen, "invalid iteration count '%s' (1 to %u)",
-					   optarg, RW_MAX_ITERS);
+				return rc_usage_error(err, errlen,
+						      "invalid iteration count '%s' (1 to %u)",
+						      optarg, RW_MAX_ITERS);
 			break;
 		case 't':
 			if (rc_parse_uint(optarg, 1, RW_MAX_DEPTH, &v))
-				return bad(err, errlen, "invalid depth '%s' (1 to %u)", optarg,
-					   RW_MAX_DEPTH);
+				return rc_usage_error(err, errlen, "invalid depth '%s' (1 to %u)",
+						      optarg, RW_MAX_DEPTH);
 			o->depth = (unsigned)v;
 			break;
 		case OPT_INJECT:
 			if (strcmp(optarg, "bad-rkey"))
-				return bad(err, errlen, "unknown --inject '%s' (only bad-rkey)",
-					   optarg);
+				return rc_usage_error(err, errlen,
+						      "unknown --inject '%s' (only bad-rkey)",
+						      optarg);
 			o->inject = RW_INJECT_BAD_RKEY;
 			break;
-		case OPT_TIMEOUT:
-			if (rc_parse_timeout(optarg, &o->timeout_ms))
-				return bad(err, errlen, "invalid timeout '%s' (seconds > 0)",
-					   optarg);
-			break;
-		case OPT_POLL:
-			if (rc_parse_poll(optarg, &o->busy_poll))
-				return bad(err, errlen, "invalid poll mode '%s' (event or busy)",
-					   optarg);
-			break;
-		case 'v': o->verbose = true; break;
-		case 'h': fputs(client_usage, stdout); return 1;
-		case ':': return bad(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-		default: return bad(err, errlen, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
-		return bad(err, errlen, "%s", "missing SERVER");
+		return rc_usage_error(err, errlen, "missing SERVER");
 	o->server = argv[optind++];
 	if (optind < argc) {
 		if (rc_parse_port(argv[optind]))
-			return bad(err, errlen, "invalid port '%s'", argv[optind]);
-		if (port_opt && strcmp(port_opt, argv[optind]))
-			return bad(err, errlen, "%s", "two different ports given");
-		o->port = argv[optind++];
-	} else if (port_opt) {
-		o->port = port_opt;
+			return rc_usage_error(err, errlen, "invalid port '%s'", argv[optind]);
+		if (o->rc.port_given && strcmp(o->rc.port, argv[optind]))
+			return rc_usage_error(err, errlen, "two different ports given");
+		o->rc.port = argv[optind++];
 	}
 	if (optind < argc)
-		return bad(err, errlen, "unexpected argument '%s'", argv[optind]);
-	if (!strcmp(o->port, "0"))
-		return bad(err, errlen, "%s", "port 0 is not a server port");
+		return rc_usage_error(err, errlen, "unexpected argument '%s'", argv[optind]);
+	if (!strcmp(o->rc.port, "0"))
+		return rc_usage_error(err, errlen, "port 0 is not a server port");
 	if (o->inject == RW_INJECT_BAD_RKEY && !(o->ops & RW_OP_WRITE))
-		return bad(err, errlen, "%s",
-			   "--inject bad-rkey posts a WRITE: use --op write or both");
+		return rc_usage_error(err, errlen,
+				      "--inject bad-rkey posts a WRITE: use --op write or both");
 	return 0;
 }
 
 int rw_parse_server(int argc, char **argv, struct rw_server_opts *o, char *err, size_t errlen)
 {
 	static const struct option longopts[] = {
-		{ "port", required_argument, NULL, 'p' },
-		{ "bind", required_argument, NULL, 'b' },
+		RC_LONGOPTS_SERVER,
 		{ "size", required_argument, NULL, 's' },
-		{ "once", no_argument, NULL, OPT_ONCE },
-		{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "poll", required_argument, NULL, OPT_POLL },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
-	int c;
+	int c, ret;
 
-	*o = (struct rw_server_opts){ .port = RC_DEFAULT_PORT,
-				      .size = RW_DEFAULT_SIZE,
-				      .max_clients = 16,
-				      .timeout_ms = RC_DEFAULT_TIMEOUT_MS };
+	*o = (struct rw_server_opts){ .size = RW_DEFAULT_SIZE };
+	rc_opts_init(&o->rc, MAX_CLIENTS);
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:b:s:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (rc_parse_port(optarg))
-				return bad(err, errlen, "invalid port '%s'", optarg);
-			o->port = optarg;
-			break;
-		case 'b': o->bind = optarg; break;
-		case 's':
+	while ((c = getopt_long(argc, argv, RC_SHORTOPTS_SERVER "s:", longopts, NULL)) != -1) {
+		ret = rc_opts_handle(&o->rc, c, optarg, argv, err, errlen);
+		if (ret == 2) {
+			printf(server_usage, MAX_CLIENTS);
+			return 1;
+		}
+		if (ret < 0)
+			return ret;
+		if (ret == 1)
+			continue;
+		if (c == 's') {
 			if (rc_parse_size(optarg, 1, RW_MAX_SIZE, &v))
-				return bad(err, errlen, "invalid size '%s' (1 to 1G)", optarg);
+				return rc_usage_error(err, errlen, "invalid size '%s' (1 to 1G)",
+						      optarg);
 			o->size = (uint32_t)v;
-			break;
-		case OPT_ONCE: o->once = true; break;
-		case OPT_MAX_CLIENTS:
-			if (rc_parse_uint(optarg, 1, 1024, &v))
-				return bad(err, errlen, "invalid client count '%s' (1 to 1024)",
-					   optarg);
-			o->max_clients = (int)v;
-			break;
-		case OPT_TIMEOUT:
-			if (rc_parse_timeout(optarg, &o->timeout_ms))
-				return bad(err, errlen, "invalid timeout '%s' (seconds > 0)",
-					   optarg);
-			break;
-		case OPT_POLL:
-			if (rc_parse_poll(optarg, &o->busy_poll))
-				return bad(err, errlen, "invalid poll mode '%s' (event or busy)",
-					   optarg);
-			break;
-		case 'v': o->verbose = true; break;
-		case 'h': fputs(server_usage, stdout); return 1;
-		case ':': return bad(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-		default: return bad(err, errlen, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return bad(err, errlen, "unexpected argument '%s'", argv[optind]);
+		return rc_usage_error(err, errlen, "unexpected argument '%s'", argv[optind]);
 	return 0;
 }

@@ -137,27 +137,18 @@ enum rw_inject {
 };
 
 struct rw_client_opts {
+	struct rc_opts rc; /* -p, --timeout, --poll, -v */
 	const char *server;
-	const char *port;
 	unsigned ops;	/* enum rw_ops */
 	uint32_t size;	/* bytes per operation; 0: the advertised length */
 	uint64_t iters; /* operations of each kind */
 	unsigned depth; /* operations in flight */
-	int timeout_ms;
-	bool busy_poll; /* --poll busy: spin on the CQ */
-	bool verbose;
 	enum rw_inject inject;
 };
 
 struct rw_server_opts {
-	const char *bind;
-	const char *port;
-	uint32_t size; /* each client's buffer, and the most a client may ask for */
-	bool once;
-	int max_clients;
-	int timeout_ms;
-	bool busy_poll;
-	bool verbose;
+	struct rc_opts rc; /* -p, -b, --once, --max-clients, --timeout, --poll, -v */
+	uint32_t size;	   /* each client's buffer, and the most a client may ask for */
 };
 
 int rw_parse_client(int argc, char **argv, struct rw_client_opts *o, char *err, size_t errlen);

@@ -16,13 +16,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
-#include <unistd.h>
 
 #include "rw.h"
 
@@ -291,27 +287,11 @@ static int serve_client(struct rc_conn *c, const void *priv, size_t priv_len, vo
 	return 0;
 }
 
-/* SIGINT/SIGTERM become a readable fd, so rc_serve can poll for them. */
-static int make_stop_fd(void)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	/* Blocked in every thread (client threads inherit the mask). */
-	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
-		return -1;
-	return signalfd(-1, &set, SFD_CLOEXEC);
-}
-
 int main(int argc, char **argv)
 {
 	struct rw_server_opts opt;
-	struct rc_listener l = { 0 };
-	struct rc_serve_opts so;
 	char err[256];
-	int ret, stop_fd, code = RC_EXIT_OK;
+	int ret;
 
 	ret = rw_parse_server(argc, argv, &opt, err, sizeof(err));
 	if (ret) {
@@ -319,37 +299,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "rdma-server: %s (try --help)\n", err);
 		return ret > 0 ? RC_EXIT_OK : RC_EXIT_USAGE;
 	}
-	/* Line-buffered even into a pipe: scripts wait for our lines. */
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	stop_fd = make_stop_fd();
-	if (stop_fd < 0) {
-		perror("rdma-server: signalfd");
-		return RC_EXIT_FAIL;
-	}
-	ret = rc_listen(&l, opt.bind, opt.port, opt.verbose);
-	if (ret) {
-		fprintf(stderr, "rdma-server: %s\n", l.log.err);
-		code = RC_EXIT_NOCONN;
-		goto out;
-	}
-	/* Only now, really ready: scripts may connect after this line. */
-	printf("listening on %s port %u\n", l.addr, l.port);
-
-	so = (struct rc_serve_opts){ .max_clients = opt.max_clients,
-				     .once = opt.once,
-				     .timeout_ms = opt.timeout_ms,
-				     .verbose = opt.verbose,
-				     .stop_fd = stop_fd,
-				     .busy_poll = opt.busy_poll };
-	ret = rc_serve(&l, &so, serve_client, &opt);
-	if (ret == -EIO && opt.once) {
-		code = RC_EXIT_FAIL; /* the one client failed; already logged */
-	} else if (ret) {
-		fprintf(stderr, "rdma-server: %s\n", l.log.err);
-		code = RC_EXIT_FAIL;
-	}
-out:
-	rc_listener_close(&l);
-	close(stop_fd);
-	return code;
+	/* Listen, print "listening on ...", run serve_client for each client
+	 * on its own thread until SIGINT/SIGTERM (common/rdma-common.c). */
+	return rc_server_main("rdma-server", &opt.rc, serve_client, &opt);
 }

@@ -377,15 +377,15 @@ static void client_options(void **state)
 	assert_int_equal(rw_parse_client(ARGC("10.0.0.1"), ARGV("10.0.0.1"), &o, err, sizeof(err)),
 			 0);
 	assert_string_equal(o.server, "10.0.0.1");
-	assert_string_equal(o.port, RC_DEFAULT_PORT);
+	assert_string_equal(o.rc.port, RC_DEFAULT_PORT);
 	assert_int_equal(o.ops, RW_OP_BOTH);
 	assert_int_equal(o.size, 0); /* the advertised length */
 	assert_int_equal(o.iters, 1);
 	assert_int_equal(o.depth, RW_DEFAULT_DEPTH);
-	assert_int_equal(o.timeout_ms, 10000);
+	assert_int_equal(o.rc.timeout_ms, 10000);
 	assert_int_equal(o.inject, RW_INJECT_NONE);
-	assert_false(o.verbose);
-	assert_false(o.busy_poll);
+	assert_false(o.rc.verbose);
+	assert_false(o.rc.busy_poll);
 
 	assert_int_equal(rw_parse_client(ARGC("--op", "write", "-s", "64K", "-n", "200", "-t", "1",
 					      "--timeout", "2.5", "-v", "h", "99"),
@@ -397,16 +397,16 @@ static void client_options(void **state)
 	assert_int_equal(o.size, 65536);
 	assert_int_equal(o.iters, 200);
 	assert_int_equal(o.depth, 1);
-	assert_int_equal(o.timeout_ms, 2500);
-	assert_true(o.verbose);
-	assert_string_equal(o.port, "99");
+	assert_int_equal(o.rc.timeout_ms, 2500);
+	assert_true(o.rc.verbose);
+	assert_string_equal(o.rc.port, "99");
 
 	assert_int_equal(rw_parse_client(ARGC("--op=read", "-p", "5000", "-s", "1", "h"),
 					 ARGV("--op=read", "-p", "5000", "-s", "1", "h"), &o, err,
 					 sizeof(err)),
 			 0);
 	assert_int_equal(o.ops, RW_OP_READ);
-	assert_string_equal(o.port, "5000");
+	assert_string_equal(o.rc.port, "5000");
 	assert_int_equal(o.size, 1);
 	assert_int_equal(rw_parse_client(ARGC("--inject", "bad-rkey", "-t", "1024", "h"),
 					 ARGV("--inject", "bad-rkey", "-t", "1024", "h"), &o, err,
@@ -417,7 +417,7 @@ static void client_options(void **state)
 	assert_int_equal(rw_parse_client(ARGC("--poll", "busy", "h"), ARGV("--poll", "busy", "h"),
 					 &o, err, sizeof(err)),
 			 0);
-	assert_true(o.busy_poll);
+	assert_true(o.rc.busy_poll);
 	assert_int_equal(
 		rw_parse_client(ARGC("-s", "1G", "h"), ARGV("-s", "1G", "h"), &o, err, sizeof(err)),
 		0);
@@ -472,29 +472,29 @@ static void server_options(void **state)
 
 	(void)state;
 	assert_int_equal(rw_parse_server(1, ARGV(NULL), &o, err, sizeof(err)), 0);
-	assert_string_equal(o.port, RC_DEFAULT_PORT);
-	assert_null(o.bind);
+	assert_string_equal(o.rc.port, RC_DEFAULT_PORT);
+	assert_null(o.rc.bind);
 	assert_int_equal(o.size, RW_DEFAULT_SIZE);
-	assert_false(o.once);
-	assert_int_equal(o.max_clients, 16);
-	assert_int_equal(o.timeout_ms, 10000);
+	assert_false(o.rc.once);
+	assert_int_equal(o.rc.max_clients, 16);
+	assert_int_equal(o.rc.timeout_ms, 10000);
 	assert_int_equal(rw_parse_server(ARGC("-p", "0", "-b", "10.0.2.15", "-s", "16M", "--once",
 					      "--max-clients", "3", "--timeout", "1", "-v"),
 					 ARGV("-p", "0", "-b", "10.0.2.15", "-s", "16M", "--once",
 					      "--max-clients", "3", "--timeout", "1", "-v"),
 					 &o, err, sizeof(err)),
 			 0);
-	assert_string_equal(o.port, "0");
-	assert_string_equal(o.bind, "10.0.2.15");
+	assert_string_equal(o.rc.port, "0");
+	assert_string_equal(o.rc.bind, "10.0.2.15");
 	assert_int_equal(o.size, 16u << 20);
-	assert_true(o.once);
-	assert_int_equal(o.max_clients, 3);
-	assert_int_equal(o.timeout_ms, 1000);
-	assert_true(o.verbose);
+	assert_true(o.rc.once);
+	assert_int_equal(o.rc.max_clients, 3);
+	assert_int_equal(o.rc.timeout_ms, 1000);
+	assert_true(o.rc.verbose);
 	assert_int_equal(rw_parse_server(ARGC("--poll", "busy"), ARGV("--poll", "busy"), &o, err,
 					 sizeof(err)),
 			 0);
-	assert_true(o.busy_poll);
+	assert_true(o.rc.busy_poll);
 	assert_int_equal(rw_parse_server(ARGC("-p", "x"), ARGV("-p", "x"), &o, err, sizeof(err)),
 			 -EINVAL);
 	assert_int_equal(rw_parse_server(ARGC("-s", "0"), ARGV("-s", "0"), &o, err, sizeof(err)),
