@@ -171,7 +171,14 @@ struct rc_conn {
 	struct ibv_wc wc[RC_POLL_BATCH];
 	int wc_next, wc_count;
 
-	/* Connection parameters the peer asked for (server side). */
+	/*
+	 * The connect request's parameters as the CM reports them to the
+	 * server: already from the server's point of view. So
+	 * peer_responder_resources is the client's initiator_depth (how many
+	 * READs it wants in flight towards us: what our responder must
+	 * allow), and peer_initiator_depth is the client's
+	 * responder_resources.
+	 */
 	uint8_t peer_initiator_depth, peer_responder_resources;
 	char peer[64]; /* "ADDR port N" of the other side */
 };
