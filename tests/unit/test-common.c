@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests of common/: the wire header and the option parsers. */
+/* Unit tests of common/: the wire header, the option parsers, the JSON writer. */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -275,6 +276,148 @@ static void shared_options(void **state)
 	assert_int_equal(parse_shared(3, zero_clients, &o, err), -EINVAL);
 }
 
+static void json_escapes_every_unsafe_byte(void **state)
+{
+	static struct rc_json j;
+
+	(void)state;
+	rc_json_init(&j);
+	rc_json_str(&j, NULL,
+		    "q\" b\\ nl\n tab\t cr\r ctl \x01\x1f del\x7f "
+		    "utf8 \xc3\xa9 hi\xff /");
+	assert_true(j.complete && !j.err);
+	assert_string_equal(j.buf, "\"q\\\" b\\\\ nl\\n tab\\t cr\\u000d ctl \\u0001\\u001f "
+				   "del\\u007f utf8 \\u00c3\\u00a9 hi\\u00ff /\"");
+	/* Keys are escaped the same way. */
+	rc_json_init(&j);
+	rc_json_object(&j, NULL);
+	rc_json_str(&j, "a\"b", "");
+	rc_json_end(&j);
+	assert_string_equal(j.buf, "{\"a\\\"b\":\"\"}");
+}
+
+static void json_nesting_and_values(void **state)
+{
+	static struct rc_json j;
+
+	(void)state;
+	rc_json_init(&j);
+	rc_json_object(&j, NULL);
+	rc_json_str(&j, "op", "put");
+	rc_json_u64(&j, "bytes", UINT64_MAX);
+	rc_json_i64(&j, "neg", -3);
+	rc_json_double(&j, "secs", 0.25);
+	rc_json_double(&j, "nan", NAN);
+	rc_json_double(&j, "inf", INFINITY);
+	rc_json_bool(&j, "ok", false);
+	rc_json_str(&j, "error", NULL);
+	rc_json_object(&j, "lat");
+	rc_json_double(&j, "min", 1.5);
+	rc_json_end(&j);
+	rc_json_object(&j, "empty");
+	rc_json_end(&j);
+	rc_json_array(&j, "list");
+	rc_json_u64(&j, NULL, 1);
+	rc_json_array(&j, NULL);
+	rc_json_end(&j);
+	rc_json_object(&j, NULL);
+	rc_json_null(&j, "x");
+	rc_json_end(&j);
+	rc_json_end(&j);
+	rc_json_end(&j);
+	assert_int_equal(j.err, 0);
+	assert_true(j.complete);
+	assert_string_equal(j.buf, "{\"op\":\"put\",\"bytes\":18446744073709551615,\"neg\":-3,"
+				   "\"secs\":0.25,\"nan\":null,\"inf\":null,\"ok\":false,"
+				   "\"error\":null,\"lat\":{\"min\":1.5},\"empty\":{},"
+				   "\"list\":[1,[],{\"x\":null}]}");
+}
+
+static void json_rejects_misuse(void **state)
+{
+	static struct rc_json j;
+	int i;
+
+	(void)state;
+	/* A value without a key in an object, a key in an array, a key at
+	 * the top level. */
+	rc_json_init(&j);
+	rc_json_object(&j, NULL);
+	rc_json_u64(&j, NULL, 1);
+	assert_int_equal(j.err, -EINVAL);
+	rc_json_init(&j);
+	rc_json_array(&j, NULL);
+	rc_json_u64(&j, "k", 1);
+	assert_int_equal(j.err, -EINVAL);
+	rc_json_init(&j);
+	rc_json_u64(&j, "k", 1);
+	assert_int_equal(j.err, -EINVAL);
+	/* The first error sticks: later calls change nothing, finish fails. */
+	rc_json_end(&j);
+	assert_int_equal(j.err, -EINVAL);
+	assert_int_equal(rc_json_finish(&j, stdout), -EINVAL);
+	/* An end too many, a second top-level value, an unclosed object,
+	 * nothing at all. */
+	rc_json_init(&j);
+	rc_json_end(&j);
+	assert_int_equal(j.err, -EINVAL);
+	rc_json_init(&j);
+	rc_json_u64(&j, NULL, 1);
+	rc_json_u64(&j, NULL, 2);
+	assert_int_equal(j.err, -EINVAL);
+	rc_json_init(&j);
+	rc_json_object(&j, NULL);
+	assert_int_equal(rc_json_finish(&j, stdout), -EINVAL);
+	rc_json_init(&j);
+	assert_int_equal(rc_json_finish(&j, stdout), -EINVAL);
+	/* Too deep. */
+	rc_json_init(&j);
+	for (i = 0; i < RC_JSON_MAX_DEPTH; i++)
+		rc_json_array(&j, NULL);
+	assert_int_equal(j.err, 0);
+	rc_json_array(&j, NULL);
+	assert_int_equal(j.err, -EINVAL);
+	/* Too long: fails whole, never truncated. */
+	rc_json_init(&j);
+	rc_json_array(&j, NULL);
+	for (i = 0; i < RC_JSON_MAX && !j.err; i++)
+		rc_json_str(&j, NULL, "\x01");
+	assert_int_equal(j.err, -ENOSPC);
+	assert_true(j.len < RC_JSON_MAX);
+	assert_int_equal(rc_json_finish(&j, stdout), -ENOSPC);
+}
+
+static void json_finish_writes_one_line(void **state)
+{
+	static struct rc_json j;
+	char line[64] = { 0 };
+	FILE *f = tmpfile();
+
+	(void)state;
+	assert_non_null(f);
+	rc_json_init(&j);
+	rc_json_object(&j, NULL);
+	rc_json_bool(&j, "ok", true);
+	rc_json_end(&j);
+	assert_int_equal(rc_json_finish(&j, f), 0);
+	rewind(f);
+	assert_int_equal(fread(line, 1, sizeof(line) - 1, f), 12);
+	assert_string_equal(line, "{\"ok\":true}\n");
+	fclose(f);
+}
+
+static void json_wanted_before_double_dash(void **state)
+{
+	char *yes[] = { "prog", "-n", "3", "--json", "h", NULL };
+	char *no[] = { "prog", "--jsonx", "h", NULL };
+	char *after[] = { "prog", "--", "--json", NULL };
+
+	(void)state;
+	assert_true(rc_json_wanted(5, yes));
+	assert_false(rc_json_wanted(3, no));
+	assert_false(rc_json_wanted(3, after));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -288,6 +431,11 @@ int main(void)
 		cmocka_unit_test(fail_keeps_message_and_negates),
 		cmocka_unit_test(remote_buf_wire_and_ranges),
 		cmocka_unit_test(shared_options),
+		cmocka_unit_test(json_escapes_every_unsafe_byte),
+		cmocka_unit_test(json_nesting_and_values),
+		cmocka_unit_test(json_rejects_misuse),
+		cmocka_unit_test(json_finish_writes_one_line),
+		cmocka_unit_test(json_wanted_before_double_dash),
 	};
 
 	return cmocka_run_group_tests_name("common", tests, NULL, NULL);
