@@ -49,7 +49,7 @@ UNIT_BINS += $(B)/tests/test-xfer
 BINS := $(foreach e,$(EXAMPLES),$(e)/rdma-server $(e)/rdma-client)
 SRCS := $(wildcard common/*.[ch] $(addsuffix /*.[ch],$(EXAMPLES)) tests/unit/*.c tests/fuzz/*.c)
 
-.PHONY: all $(EX01) $(EX02) $(EX03) unit fuzz fuzz-build clean test demo transcript format check-format FORCE
+.PHONY: all $(EX01) $(EX02) $(EX03) unit fuzz fuzz-build clean test demo transcript check-env format check-format FORCE
 all: $(BINS)
 
 $(EX01): $(EX01)/rdma-server $(EX01)/rdma-client
@@ -148,6 +148,10 @@ demo:
 	tools/deps base
 	$(MAKE) all
 	tools/rdma-env -- tools/demo.sh
+
+# Is this machine ready for RDMA? One line per check, with the fix for each failure.
+check-env:
+	tools/rdma-check
 
 # Regenerate s.txt from a real demo run.
 transcript:
