@@ -230,6 +230,11 @@ const char *rc_cm_event_hint(enum rdma_cm_event_type ev, int status)
 {
 	switch (ev) {
 	case RDMA_CM_EVENT_ADDR_ERROR:
+		/* -110: neighbour (ARP/ND) resolution timed out. */
+		if (status == -ETIMEDOUT)
+			return "nobody answered for that address on the RDMA netdev's network; is "
+			       "the "
+			       "server up, and is its address right?";
 		return "no RDMA device has that address; see `rdma link` and use the IP of the "
 		       "RDMA netdev (127.0.0.1 is not one)";
 	case RDMA_CM_EVENT_ROUTE_ERROR:
@@ -373,7 +378,10 @@ static int cm_event_error(struct rc_conn *c, const struct cm_info *in,
 static int wait_cm_event(struct rc_conn *c, enum rdma_cm_event_type expected, const char *step,
 			 struct cm_info *info)
 {
-	uint64_t deadline = rc_now_us() + (uint64_t)c->timeout_ms * 1000u;
+	/* Address and route resolution were given c->timeout_ms themselves:
+	 * wait a little longer, so that the CM's own verdict (ADDR_ERROR with
+	 * its status) arrives rather than our generic timeout. */
+	uint64_t deadline = rc_now_us() + (uint64_t)c->timeout_ms * 1000u + 500000u;
 	int fds[2] = { c->cm_channel->fd, c->cancel_fd };
 	int ret;
 
@@ -1320,6 +1328,11 @@ int rc_opts_handle(struct rc_opts *o, int c, const char *arg, char *const argv[]
 		return 1;
 	case ':': return rc_usage_error(err, errlen, "option '%s' needs a value", argv[optind - 1]);
 	case '?':
+		/* A long option with a value it does not take ("--help=x")
+		 * also lands here, with optopt set to its code, not a letter. */
+		if (!strncmp(argv[optind - 1], "--", 2) && optopt)
+			return rc_usage_error(err, errlen, "option '%s' takes no value",
+					      argv[optind - 1]);
 		if (optopt)
 			return rc_usage_error(err, errlen, "unknown option '-%c'", optopt);
 		return rc_usage_error(err, errlen, "unknown option '%s'", argv[optind - 1]);
