@@ -113,7 +113,10 @@ static const char client_usage[] =
 	"  -m, --message TEXT    text to send (default '" BASIC_DEFAULT_TEXT "')\n"
 	"  -s, --size SIZE       send SIZE-byte payloads instead (K/M suffixes, at most 1M)\n"
 	"  -n, --count N         messages to send, one at a time (default 1, at most 10M);\n"
-	"                        with N > 1 prints round-trip latency\n" RC_USAGE_CLIENT
+	"                        with N > 1 prints round-trip latency\n"
+	"      --json            print one JSON object with the results instead (also on\n"
+	"                        failure: \"ok\": false, \"error\", "
+	"\"exit_code\")\n" RC_USAGE_CLIENT
 	"\nSERVER is the server's IP address (or name) on its RDMA netdev.\n"
 	"Exit: 0 ok, 1 failed after connecting, 2 bad usage, 3 could not connect.\n";
 
@@ -125,6 +128,8 @@ static const char server_usage[] =
 
 #define MAX_CLIENTS 16
 
+enum { OPT_JSON = RC_OPT_FIRST_FREE };
+
 int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, size_t errlen)
 {
 	static const struct option longopts[] = {
@@ -132,6 +137,7 @@ int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, 
 		{ "message", required_argument, NULL, 'm' },
 		{ "size", required_argument, NULL, 's' },
 		{ "count", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, OPT_JSON },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool have_size = false;
@@ -166,6 +172,7 @@ int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, 
 				return rc_usage_error(err, errlen,
 						      "invalid count '%s' (1 to 10000000)", optarg);
 			break;
+		case OPT_JSON: o->json = true; break;
 		}
 	}
 	if (optind >= argc)

@@ -60,6 +60,7 @@ struct client_opts {
 	const char *text; /* NULL when -s is used */
 	uint32_t size;	  /* payload bytes */
 	uint64_t count;
+	bool json; /* --json: one JSON object on stdout instead of the lines */
 };
 
 struct server_opts {

@@ -8,6 +8,7 @@
  * first reply *before* connecting, connect, then for each message SEND it
  * and wait for both the send completion and the reply's receive
  * completion, validating the reply before use. Then disconnect.
+ * With --json, the same results as one JSON object for scripts.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,6 +27,8 @@ struct client {
 	struct rc_buf *send_buf, *recv_buf;
 	uint8_t *expect; /* the payload being sent, to compare the reply */
 	uint64_t *rtt_ns;
+	uint64_t done;	     /* round trips completed and verified */
+	uint64_t elapsed_ns; /* from the first SEND to the last reply */
 };
 
 static int setup(struct client *cl)
@@ -122,19 +125,25 @@ static void print_reply(const struct client *cl, uint32_t seq)
 
 static int exchange(struct client *cl)
 {
-	uint64_t i, n = cl->opt.count;
+	uint64_t i, n = cl->opt.count, t0 = rc_now_ns();
 	struct basic_lat lat;
 	int ret;
 
 	for (i = 0; i < n; i++) {
 		ret = round_trip(cl, (uint32_t)i, &cl->rtt_ns[i]);
+		cl->elapsed_ns = rc_now_ns() - t0;
 		if (ret)
 			return ret;
+		cl->done = i + 1;
+		if (cl->opt.json)
+			continue; /* the results come as JSON at the end */
 		if (i < 3 || i == n - 1)
 			print_reply(cl, (uint32_t)i);
 		else if (i == 3)
 			printf("...\n");
 	}
+	if (cl->opt.json)
+		return 0;
 	printf("verified %" PRIu64 " of %" PRIu64 " replies\n", n, n);
 	if (n > 1) {
 		basic_latency(cl->rtt_ns, n, &lat);
@@ -143,6 +152,52 @@ static int exchange(struct client *cl)
 		       lat.min, lat.median, lat.p99, lat.max, n, cl->opt.size);
 	}
 	return 0;
+}
+
+/*
+ * --json: one object with what was asked and what happened, printed on
+ * success and on failure alike (error: the message stderr got, or null).
+ */
+static void print_json(struct client *cl, int code, const char *error)
+{
+	static struct rc_json j; /* 32 KiB: not on the stack */
+	struct basic_lat lat;
+	double secs = (double)cl->elapsed_ns / 1e9;
+
+	rc_json_init(&j);
+	rc_json_object(&j, NULL);
+	rc_json_str(&j, "program", "rdma-client");
+	rc_json_str(&j, "example", "01_basic-client-server");
+	rc_json_bool(&j, "ok", code == RC_EXIT_OK);
+	if (code != RC_EXIT_USAGE) {
+		rc_json_str(&j, "op", "sendrecv");
+		rc_json_str(&j, "server", cl->opt.server);
+		rc_json_u64(&j, "port", strtoul(cl->opt.rc.port, NULL, 10));
+		rc_json_u64(&j, "count", cl->opt.count);
+		rc_json_u64(&j, "size", cl->opt.size);
+		rc_json_u64(&j, "messages", cl->done);
+		rc_json_u64(&j, "bytes", cl->done * cl->opt.size);
+		rc_json_double(&j, "seconds", secs);
+		rc_json_double(&j, "messages_per_s", secs > 0 ? (double)cl->done / secs : 0);
+		if (cl->done) {
+			/* Round trips: SEND posted to the reply's completion. */
+			basic_latency(cl->rtt_ns, cl->done, &lat);
+			rc_json_object(&j, "latency_us");
+			rc_json_double(&j, "min", lat.min);
+			rc_json_double(&j, "median", lat.median);
+			rc_json_double(&j, "p99", lat.p99);
+			rc_json_double(&j, "max", lat.max);
+			rc_json_end(&j);
+		} else {
+			rc_json_null(&j, "latency_us");
+		}
+		rc_json_bool(&j, "verified", code == RC_EXIT_OK);
+	}
+	rc_json_str(&j, "error", error);
+	rc_json_i64(&j, "exit_code", code);
+	rc_json_end(&j);
+	if (rc_json_finish(&j, stdout))
+		fprintf(stderr, "rdma-client: could not write the JSON output\n");
 }
 
 int main(int argc, char **argv)
@@ -155,8 +210,11 @@ int main(int argc, char **argv)
 
 	ret = basic_parse_client(argc, argv, &cl.opt, err, sizeof(err));
 	if (ret) {
-		if (ret < 0)
+		if (ret < 0) {
 			fprintf(stderr, "rdma-client: %s (try --help)\n", err);
+			if (rc_json_wanted(argc, argv))
+				print_json(&cl, RC_EXIT_USAGE, err);
+		}
 		return ret > 0 ? RC_EXIT_OK : RC_EXIT_USAGE;
 	}
 	/* Line-buffered even into a pipe: scripts watch our progress. */
@@ -164,8 +222,8 @@ int main(int argc, char **argv)
 	cl.expect = malloc(cl.opt.size);
 	cl.rtt_ns = calloc(cl.opt.count, sizeof(*cl.rtt_ns));
 	if (!cl.expect || !cl.rtt_ns) {
-		fprintf(stderr, "rdma-client: out of memory\n");
-		goto out;
+		rc_fail(&c->log, ENOMEM, "out of memory");
+		goto fail;
 	}
 	rc_conn_init(c, "client", cl.opt.rc.verbose, cl.opt.rc.timeout_ms, -1);
 	c->busy_poll = cl.opt.rc.busy_poll;
@@ -193,7 +251,8 @@ int main(int argc, char **argv)
 		code = RC_EXIT_NOCONN;
 		goto fail;
 	}
-	printf("connected to %s\n", c->peer);
+	if (!cl.opt.json)
+		printf("connected to %s\n", c->peer);
 	fflush(stdout);
 	/* 5. The conversation. */
 	ret = exchange(&cl);
@@ -208,6 +267,8 @@ int main(int argc, char **argv)
 fail:
 	fprintf(stderr, "rdma-client: %s\n", c->log.err);
 out:
+	if (cl.opt.json)
+		print_json(&cl, code, code == RC_EXIT_OK ? NULL : c->log.err);
 	rc_conn_destroy(c);
 	free(cl.expect);
 	free(cl.rtt_ns);

@@ -118,6 +118,32 @@ want_err() {
 }
 count_out() { grep -Ec -- "$2" "$T/$1.out"; }
 
+# want_json NAME EXPR: NAME's stdout is exactly one line, one JSON object
+# d with the fields every --json output has, and the Python expression
+# EXPR is true (it may also use err: NAME's stderr as text). The system's
+# python3 (tools/deps test) if there is one: a pyenv shim first on PATH
+# takes ~15 s to start in the VM.
+PYTHON=${PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
+want_json() {
+	local why
+	why=$("$PYTHON" - "$T/$1.out" "$T/$1.err" "$2" 2>&1 <<'EOF'
+import json, sys
+text = open(sys.argv[1], encoding="ascii").read()
+err = open(sys.argv[2]).read()
+lines = text.splitlines()
+if len(lines) != 1:
+    sys.exit("%d lines on stdout, not 1: %r" % (len(lines), text[:300]))
+d = json.loads(lines[0])
+for k in ("program", "example", "ok", "error", "exit_code"):
+    if k not in d:
+        sys.exit("no field %r in %s" % (k, lines[0][:300]))
+if not eval("(" + sys.argv[3] + ")", {"d": d, "err": err}):
+    sys.exit("false: %s for %s" % (sys.argv[3], lines[0][:600]))
+EOF
+	) && return 0
+	fail "$1 JSON: $(tail -n 3 <<<"$why" | tr '\n' '|' | cut -c1-900)"
+}
+
 # alive NAME: the background process still runs.
 alive() {
 	kill -0 "${PID[$1]}" 2>/dev/null && return 0

@@ -223,8 +223,34 @@ t_valgrind_clean() {
 	want_rc srv 0
 }
 
+t_json_output() {
+	start_server srv "$S" --once || return 1
+	run cli "$C" "${CT[@]}" --json -n 100 -s 64 "$RDMA_IP" "$PORT"
+	want_rc cli 0 || return 1
+	want_json cli "d['ok'] is True and d['program'] == 'rdma-client' and
+		d['example'] == '01_basic-client-server' and d['op'] == 'sendrecv' and
+		d['server'] == '$RDMA_IP' and d['port'] == $PORT and d['messages'] == 100 and
+		d['size'] == 64 and d['bytes'] == 6400 and d['seconds'] > 0 and
+		d['messages_per_s'] > 0 and d['verified'] is True and d['error'] is None and
+		d['exit_code'] == 0 and err == '' and
+		0 < d['latency_us']['min'] <= d['latency_us']['median'] <= d['latency_us']['p99'] <= d['latency_us']['max']" || return 1
+	wait_exit srv 10
+	want_rc srv 0 || return 1
+	# The --once server is gone: nobody listens on PORT now. Still one
+	# object, with the reason stderr got too.
+	run cli2 "$C" --timeout 3 --json "$RDMA_IP" "$PORT"
+	want_rc cli2 3 || return 1
+	want_json cli2 "d['ok'] is False and d['exit_code'] == 3 and d['messages'] == 0 and
+		d['latency_us'] is None and d['verified'] is False and 'REJECTED' in d['error'] and
+		'rdma-client: ' + d['error'] + '\n' == err" || return 1
+	run cli3 "$C" --json -n 0 "$RDMA_IP"
+	want_rc cli3 2 || return 1
+	want_json cli3 "d['ok'] is False and d['exit_code'] == 2 and 'invalid count' in d['error']"
+}
+
 run_tests t_one_message t_custom_text_and_port_option t_thousand_messages_with_latency \
 	t_64k_payload t_one_server_three_clients_in_a_row t_three_clients_at_once \
 	t_nothing_listening t_not_an_rdma_address t_unreachable_host t_bad_options t_server_killed_during_session \
 	t_client_killed_server_survives t_server_stops_cleanly_with_client_connected \
-	t_foreign_client_rejected t_too_many_clients_rejected_busy t_ipv6 t_sequence_matches_trace t_valgrind_clean
+	t_foreign_client_rejected t_too_many_clients_rejected_busy t_ipv6 t_sequence_matches_trace t_valgrind_clean \
+	t_json_output

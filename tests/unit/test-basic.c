@@ -144,6 +144,16 @@ static void client_options(void **state)
 	assert_string_equal(o.rc.port, "5000");
 	assert_int_equal(o.size, 3);
 	assert_false(o.rc.busy_poll);
+	assert_false(o.json);
+
+	assert_int_equal(basic_parse_client(ARGC("h", "--json", "-n", "2"),
+					    ARGV("h", "--json", "-n", "2"), &o, err, sizeof(err)),
+			 0);
+	assert_true(o.json);
+	assert_int_equal(o.count, 2);
+	assert_int_equal(basic_parse_client(ARGC("--json=yes", "h"), ARGV("--json=yes", "h"), &o,
+					    err, sizeof(err)),
+			 -EINVAL);
 
 	assert_int_equal(basic_parse_client(ARGC("--poll", "busy", "h"),
 					    ARGV("--poll", "busy", "h"), &o, err, sizeof(err)),

@@ -245,6 +245,7 @@ static void shared_options(void **state)
 	char *unknown[] = { "prog", "--frobnicate", NULL };
 	char *unknown_short[] = { "prog", "-z", NULL };
 	char *zero_clients[] = { "prog", "--max-clients", "0", NULL };
+	char *flag_value[] = { "prog", "--once=yes", NULL };
 	struct rc_opts o;
 	char err[128];
 
@@ -274,6 +275,8 @@ static void shared_options(void **state)
 	assert_int_equal(parse_shared(2, unknown_short, &o, err), -EINVAL);
 	assert_non_null(strstr(err, "unknown option '-z'"));
 	assert_int_equal(parse_shared(3, zero_clients, &o, err), -EINVAL);
+	assert_int_equal(parse_shared(2, flag_value, &o, err), -EINVAL);
+	assert_string_equal(err, "option '--once=yes' takes no value");
 }
 
 static void json_escapes_every_unsafe_byte(void **state)
