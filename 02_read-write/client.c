@@ -10,7 +10,8 @@
  * max_msg_sz, up to DEPTH work requests in flight, only every k-th one
  * signalled, completions polled in batches. Compare, then SEND DONE with a
  * checksum and receive the server's checksum of the same memory.
- * --inject bad-rkey shows what a wrong rkey really does.
+ * --inject bad-rkey shows what a wrong rkey really does. With --json, the
+ * results come as one JSON object for scripts.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,6 +27,13 @@
 enum { WR_RECV_CTRL = 1, WR_SEND_DONE = 2 };
 #define WR_DATA 1000u
 
+/* What one phase (all WRITEs or all READs) achieved, for --json. */
+struct phase_result {
+	bool done;
+	uint64_t ns;
+	unsigned depth;
+};
+
 struct client {
 	struct rw_client_opts opt;
 	struct rc_conn conn;
@@ -39,6 +47,9 @@ struct client {
 	uint64_t seed;			  /* of the pattern we write */
 	struct ibv_send_wr *wrs;	  /* one chain of up to DEPTH WRs */
 	struct ibv_sge *sges;
+	struct phase_result write, read; /* for --json */
+	bool have_sum, verified;
+	uint64_t sum;
 };
 
 /*
@@ -179,11 +190,13 @@ static int receive_buf(struct client *cl)
 			return rc_fail(&c->log, EPROTO,
 				       "our QP allows no outstanding RDMA READs (max_rd_atomic 0)");
 	}
-	printf("server buffer: %u bytes at 0x%" PRIx64 ", rkey 0x%x, %s", b->rb.len, b->rb.addr,
-	       b->rb.rkey, rw_ops_str(b->ops));
-	if (b->ops & RW_OP_READ)
-		printf(", read depth %u", b->read_depth);
-	printf("\n");
+	if (!cl->opt.json) {
+		printf("server buffer: %u bytes at 0x%" PRIx64 ", rkey 0x%x, %s", b->rb.len,
+		       b->rb.addr, b->rb.rkey, rw_ops_str(b->ops));
+		if (b->ops & RW_OP_READ)
+			printf(", read depth %u", b->read_depth);
+		printf("\n");
+	}
 	/* The same slot takes RESULT later: BUF is decoded, reuse it. */
 	return rc_post_recv(c, cl->ctrl_rx, 0, RW_CTRL_MAX, WR_RECV_CTRL);
 }
@@ -298,6 +311,8 @@ static void print_phase(const struct client *cl, enum ibv_wr_opcode op, unsigned
 	const char *wr = op == IBV_WR_RDMA_READ ? "RDMA READ" : "RDMA WRITE";
 	double mib_s, gb_s;
 
+	if (cl->opt.json)
+		return; /* the figures come as JSON at the end */
 	if (cl->opt.iters == 1 && pieces == 1)
 		printf("%s %u bytes in 1 %s\n", op == IBV_WR_RDMA_READ ? "read" : "wrote", cl->size,
 		       wr);
@@ -369,15 +384,17 @@ static int transfer(struct client *cl)
 		ret = run_phase(cl, IBV_WR_RDMA_WRITE, cl->src, cl->opt.depth, &ns);
 		if (ret)
 			return ret;
+		cl->write = (struct phase_result){ true, ns, cl->opt.depth };
 		print_phase(cl, IBV_WR_RDMA_WRITE, cl->opt.depth, ns);
 	}
 	if (cl->opt.ops & RW_OP_READ) {
-		if (cl->read_depth < cl->opt.depth && cl->opt.iters > 1)
+		if (cl->read_depth < cl->opt.depth && cl->opt.iters > 1 && !cl->opt.json)
 			printf("read depth limited to %u by the connection's initiator depth\n",
 			       cl->read_depth);
 		ret = run_phase(cl, IBV_WR_RDMA_READ, cl->dst, cl->read_depth, &ns);
 		if (ret)
 			return ret;
+		cl->read = (struct phase_result){ true, ns, cl->read_depth };
 		print_phase(cl, IBV_WR_RDMA_READ, cl->read_depth, ns);
 	}
 	/* What we read must be what we wrote, or with --op read the
@@ -394,10 +411,14 @@ static int transfer(struct client *cl)
 	ret = exchange_sums(cl, sum, &result);
 	if (ret)
 		return ret;
-	printf("client checksum: " RW_CHECKSUM_NAME " 0x%016" PRIx64 " over %u bytes\n", sum,
-	       cl->size);
-	printf("server checksum: " RW_CHECKSUM_NAME " 0x%016" PRIx64 " over %u bytes\n",
-	       result.checksum, result.len);
+	cl->have_sum = true;
+	cl->sum = sum;
+	if (!cl->opt.json) {
+		printf("client checksum: " RW_CHECKSUM_NAME " 0x%016" PRIx64 " over %u bytes\n",
+		       sum, cl->size);
+		printf("server checksum: " RW_CHECKSUM_NAME " 0x%016" PRIx64 " over %u bytes\n",
+		       result.checksum, result.len);
+	}
 	if (bad < cl->size)
 		return rc_fail(
 			&c->log, EPROTO, "the data read differs from the %s at offset %zu of %u",
@@ -407,7 +428,9 @@ static int transfer(struct client *cl)
 		return rc_fail(&c->log, EPROTO,
 			       "the server's checksum differs from ours: the data did not arrive "
 			       "as sent");
-	printf("verified %u bytes\n", cl->size);
+	cl->verified = true;
+	if (!cl->opt.json)
+		printf("verified %u bytes\n", cl->size);
 	return 0;
 }
 
@@ -430,9 +453,10 @@ static int inject_bad_rkey(struct client *cl)
 	cl->wrs[0].next = &cl->wrs[1];
 	cl->wrs[1].wr_id = WR_DATA + 1;
 	cl->wrs[1].next = NULL;
-	printf("inject bad-rkey: RDMA WRITE of %u bytes with rkey 0x%x (the server advertised "
-	       "0x%x), then a correct RDMA WRITE behind it\n",
-	       len, bad_rkey, cl->remote.rb.rkey);
+	if (!cl->opt.json)
+		printf("inject bad-rkey: RDMA WRITE of %u bytes with rkey 0x%x (the server "
+		       "advertised 0x%x), then a correct RDMA WRITE behind it\n",
+		       len, bad_rkey, cl->remote.rb.rkey);
 	ret = rc_post_send_list(c, cl->wrs);
 	if (ret)
 		return ret;
@@ -444,27 +468,30 @@ static int inject_bad_rkey(struct client *cl)
 			return ret; /* no completion at all: timeout, disconnect */
 		if (wc.wr_id == WR_DATA || wc.wr_id == WR_DATA + 1)
 			statuses[wc.wr_id - WR_DATA] = wc.status;
-		printf("completion of wr_id %" PRIu64 " (%s): %s (%s)\n", wc.wr_id,
-		       wc.wr_id == WR_DATA	 ? "the WRITE with the wrong rkey"
-		       : wc.wr_id == WR_DATA + 1 ? "the correct WRITE behind it"
-						 : "our receive for RESULT",
-		       rw_wc_status_name(wc.status), ibv_wc_status_str(wc.status));
+		if (!cl->opt.json)
+			printf("completion of wr_id %" PRIu64 " (%s): %s (%s)\n", wc.wr_id,
+			       wc.wr_id == WR_DATA	 ? "the WRITE with the wrong rkey"
+			       : wc.wr_id == WR_DATA + 1 ? "the correct WRITE behind it"
+							 : "our receive for RESULT",
+			       rw_wc_status_name(wc.status), ibv_wc_status_str(wc.status));
 	}
-	if (ibv_query_qp(c->qp, &attr, IBV_QP_STATE, &init) == 0)
-		printf("our QP is now in state %s\n",
-		       attr.qp_state == IBV_QPS_ERR ? "ERR (error)" : "other than ERR");
-	printf("\nWhat happened: the WRITE carried an rkey the server never handed out.\n"
-	       "The server's NIC checks every incoming RDMA request against its memory\n"
-	       "regions (rkey, address range, access flags) without the server's CPU; it\n"
-	       "refused this one and answered with a NAK. Our NIC turned the NAK into the\n"
-	       "completion status IBV_WC_REM_ACCESS_ERR and moved our QP to the error\n"
-	       "state: every work request still queued (here the correct WRITE and our\n"
-	       "receive) completes with IBV_WC_WR_FLUSH_ERR, and the QP does no more work\n"
-	       "until it is reset or recreated. On a reliable connection such errors are\n"
-	       "never silent: they arrive as completion statuses, so check the status of\n"
-	       "every completion, and signal at least the last WR of each batch. The\n"
-	       "server's QP went to the error state too; it drops this connection and\n"
-	       "goes on serving other clients.\n\n");
+	if (!cl->opt.json) { /* the explanation is for people */
+		if (ibv_query_qp(c->qp, &attr, IBV_QP_STATE, &init) == 0)
+			printf("our QP is now in state %s\n",
+			       attr.qp_state == IBV_QPS_ERR ? "ERR (error)" : "other than ERR");
+		printf("\nWhat happened: the WRITE carried an rkey the server never handed out.\n"
+		       "The server's NIC checks every incoming RDMA request against its memory\n"
+		       "regions (rkey, address range, access flags) without the server's CPU; it\n"
+		       "refused this one and answered with a NAK. Our NIC turned the NAK into the\n"
+		       "completion status IBV_WC_REM_ACCESS_ERR and moved our QP to the error\n"
+		       "state: every work request still queued (here the correct WRITE and our\n"
+		       "receive) completes with IBV_WC_WR_FLUSH_ERR, and the QP does no more work\n"
+		       "until it is reset or recreated. On a reliable connection such errors are\n"
+		       "never silent: they arrive as completion statuses, so check the status of\n"
+		       "every completion, and signal at least the last WR of each batch. The\n"
+		       "server's QP went to the error state too; it drops this connection and\n"
+		       "goes on serving other clients.\n\n");
+	}
 	if (statuses[0] != IBV_WC_REM_ACCESS_ERR)
 		return rc_fail(&c->log, EPROTO,
 			       "--inject bad-rkey: expected IBV_WC_REM_ACCESS_ERR, got %s",
@@ -472,6 +499,65 @@ static int inject_bad_rkey(struct client *cl)
 	return rc_fail(&c->log, EIO,
 		       "--inject bad-rkey: the RDMA WRITE failed with IBV_WC_REM_ACCESS_ERR, as "
 		       "it should; the connection is unusable now");
+}
+
+/* One phase's figures: {"bytes", "seconds", "mib_s", "gb_s", "depth"}. */
+static void json_phase(struct rc_json *j, const char *key, const struct client *cl,
+		       const struct phase_result *p)
+{
+	uint64_t bytes = cl->opt.iters * cl->size;
+	double mib_s, gb_s;
+
+	if (!p->done) {
+		rc_json_null(j, key);
+		return;
+	}
+	rw_bandwidth(bytes, p->ns, &mib_s, &gb_s);
+	rc_json_object(j, key);
+	rc_json_u64(j, "bytes", bytes);
+	rc_json_double(j, "seconds", (double)p->ns / 1e9);
+	rc_json_double(j, "mib_s", mib_s);
+	rc_json_double(j, "gb_s", gb_s);
+	rc_json_u64(j, "depth", p->depth);
+	rc_json_end(j);
+}
+
+/*
+ * --json: one object with what was asked and what happened, printed on
+ * success and on failure alike (error: the message stderr got, or null).
+ */
+static void print_json(const struct client *cl, int code, const char *error)
+{
+	static struct rc_json j; /* 32 KiB: not on the stack */
+	char sum[40];
+
+	rc_json_init(&j);
+	rc_json_object(&j, NULL);
+	rc_json_str(&j, "program", "rdma-client");
+	rc_json_str(&j, "example", "02_read-write");
+	rc_json_bool(&j, "ok", code == RC_EXIT_OK);
+	if (code != RC_EXIT_USAGE) {
+		rc_json_str(&j, "op", cl->opt.inject ? "inject-bad-rkey" : rw_ops_str(cl->opt.ops));
+		rc_json_str(&j, "server", cl->opt.server);
+		rc_json_u64(&j, "port", strtoul(cl->opt.rc.port, NULL, 10));
+		/* 0 until the server's BUF said how large its buffer is. */
+		rc_json_u64(&j, "size", cl->size ? cl->size : cl->opt.size);
+		rc_json_u64(&j, "iters", cl->opt.iters);
+		rc_json_u64(&j, "depth", cl->opt.depth);
+		rc_json_u64(&j, "bytes",
+			    (cl->write.done + cl->read.done) * cl->opt.iters * cl->size);
+		rc_json_double(&j, "seconds", (double)(cl->write.ns + cl->read.ns) / 1e9);
+		json_phase(&j, "write", cl, &cl->write);
+		json_phase(&j, "read", cl, &cl->read);
+		snprintf(sum, sizeof(sum), RW_CHECKSUM_NAME ":%016" PRIx64, cl->sum);
+		rc_json_str(&j, "checksum", cl->have_sum ? sum : NULL);
+		rc_json_bool(&j, "verified", cl->verified);
+	}
+	rc_json_str(&j, "error", error);
+	rc_json_i64(&j, "exit_code", code);
+	rc_json_end(&j);
+	if (rc_json_finish(&j, stdout))
+		fprintf(stderr, "rdma-client: could not write the JSON output\n");
 }
 
 int main(int argc, char **argv)
@@ -483,8 +569,11 @@ int main(int argc, char **argv)
 
 	ret = rw_parse_client(argc, argv, &cl.opt, err, sizeof(err));
 	if (ret) {
-		if (ret < 0)
+		if (ret < 0) {
 			fprintf(stderr, "rdma-client: %s (try --help)\n", err);
+			if (rc_json_wanted(argc, argv))
+				print_json(&cl, RC_EXIT_USAGE, err);
+		}
 		return ret > 0 ? RC_EXIT_OK : RC_EXIT_USAGE;
 	}
 	/* Line-buffered even into a pipe: scripts watch our progress. */
@@ -510,7 +599,8 @@ int main(int argc, char **argv)
 		code = RC_EXIT_NOCONN;
 		goto fail;
 	}
-	printf("connected to %s\n", c->peer);
+	if (!cl.opt.json)
+		printf("connected to %s\n", c->peer);
 	/* 4. Where is the server's buffer, and may we use it as we want? */
 	ret = receive_buf(&cl);
 	if (ret)
@@ -534,6 +624,8 @@ int main(int argc, char **argv)
 fail:
 	fprintf(stderr, "rdma-client: %s\n", c->log.err);
 out:
+	if (cl.opt.json)
+		print_json(&cl, code, code == RC_EXIT_OK ? NULL : c->log.err);
 	rc_conn_destroy(c);
 	free(cl.wrs);
 	free(cl.sges);

@@ -404,7 +404,7 @@ const char *rw_wc_status_name(int status)
 /* ------------------------------------------------------------------ */
 
 /* Long-only options of 02, numbered after the shared ones. */
-enum { OPT_INJECT = RC_OPT_FIRST_FREE };
+enum { OPT_INJECT = RC_OPT_FIRST_FREE, OPT_JSON };
 
 static const char client_usage[] =
 	"usage: rdma-client [options] SERVER [PORT]\n"
@@ -420,7 +420,10 @@ static const char client_usage[] =
 	"  -t, --depth DEPTH     operations in flight (default 16, at most 1024); RDMA READs\n"
 	"                        are also bounded by the read depth the server accepts\n"
 	"      --inject bad-rkey post one RDMA WRITE with a wrong rkey and show what really\n"
-	"                        happens (a remote access error; exits 1)\n" RC_USAGE_CLIENT
+	"                        happens (a remote access error; exits 1)\n"
+	"      --json            print one JSON object with the results instead (also on\n"
+	"                        failure: \"ok\": false, \"error\", "
+	"\"exit_code\")\n" RC_USAGE_CLIENT
 	"\nSERVER is the server's IP address (or name) on its RDMA netdev.\n"
 	"Exit: 0 ok, 1 failed after connecting, 2 bad usage, 3 could not connect.\n";
 
@@ -444,6 +447,7 @@ int rw_parse_client(int argc, char **argv, struct rw_client_opts *o, char *err, 
 		{ "iters", required_argument, NULL, 'n' },
 		{ "depth", required_argument, NULL, 't' },
 		{ "inject", required_argument, NULL, OPT_INJECT },
+		{ "json", no_argument, NULL, OPT_JSON },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -502,6 +506,7 @@ int rw_parse_client(int argc, char **argv, struct rw_client_opts *o, char *err, 
 						      optarg);
 			o->inject = RW_INJECT_BAD_RKEY;
 			break;
+		case OPT_JSON: o->json = true; break;
 		}
 	}
 	if (optind >= argc)

@@ -144,6 +144,7 @@ struct rw_client_opts {
 	uint64_t iters; /* operations of each kind */
 	unsigned depth; /* operations in flight */
 	enum rw_inject inject;
+	bool json; /* --json: one JSON object on stdout instead of the lines */
 };
 
 struct rw_server_opts {

@@ -261,8 +261,38 @@ t_sequence_matches_trace() {
 	check_sequence 02_read-write s srv
 }
 
+t_json_output() {
+	local sum
+	start_server srv "$S" || return 1
+	run cli "$C" "${CT[@]}" --json -s 256K -n 20 -t 8 "$RDMA_IP" "$PORT"
+	want_rc cli 0 || return 1
+	want_json cli "d['ok'] is True and d['program'] == 'rdma-client' and
+		d['example'] == '02_read-write' and d['op'] == 'write+read' and
+		d['server'] == '$RDMA_IP' and d['port'] == $PORT and d['size'] == 262144 and
+		d['iters'] == 20 and d['depth'] == 8 and d['bytes'] == 2 * 20 * 262144 and
+		all(d[p]['bytes'] == 20 * 262144 and d[p]['seconds'] > 0 and d[p]['mib_s'] > 0 and
+		    d[p]['gb_s'] > 0 and 1 <= d[p]['depth'] <= 8 for p in ('write', 'read')) and
+		d['write']['depth'] == 8 and
+		abs(d['seconds'] - d['write']['seconds'] - d['read']['seconds']) < 1e-6 and
+		d['verified'] is True and d['error'] is None and d['exit_code'] == 0 and err == ''" || return 1
+	# The checksum is the one the server computed over its buffer.
+	sum=$("$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["checksum"].split(":")[1])' <"$T/cli.out")
+	wait_for srv "done: 262144 bytes, checksum fnv1a64 0x$sum, the same" 5 || return 1
+	# A failure after connecting: still one object, exit 1, the reason.
+	run bad "$C" "${CT[@]}" --json --inject bad-rkey -s 4K "$RDMA_IP" "$PORT"
+	want_rc bad 1 || return 1
+	want_json bad "d['ok'] is False and d['exit_code'] == 1 and d['op'] == 'inject-bad-rkey' and
+		d['write'] is None and d['verified'] is False and d['checksum'] is None and
+		'IBV_WC_REM_ACCESS_ERR' in d['error'] and 'rdma-client: ' + d['error'] + '\n' == err" || return 1
+	stop_server srv || return 1
+	run none "$C" --timeout 3 --json "$RDMA_IP" "$PORT"
+	want_rc none 3 || return 1
+	want_json none "d['ok'] is False and d['exit_code'] == 3 and d['bytes'] == 0 and
+		d['read'] is None and 'REJECTED' in d['error']"
+}
+
 run_tests t_write_read_verify_default t_sizes_verified_and_split t_pipelined_write_and_read \
 	t_two_clients_at_once_each_own_buffer t_inject_bad_rkey t_bad_requests_leave_server_unaffected \
 	t_bad_options t_nothing_listening t_long_run_server_probes_client \
 	t_client_killed_server_survives t_server_stops_cleanly_with_client_connected \
-	t_sequence_matches_trace
+	t_sequence_matches_trace t_json_output

@@ -386,6 +386,16 @@ static void client_options(void **state)
 	assert_int_equal(o.inject, RW_INJECT_NONE);
 	assert_false(o.rc.verbose);
 	assert_false(o.rc.busy_poll);
+	assert_false(o.json);
+
+	assert_int_equal(
+		rw_parse_client(ARGC("h", "--json"), ARGV("h", "--json"), &o, err, sizeof(err)), 0);
+	assert_true(o.json);
+	assert_string_equal(o.server, "h");
+	assert_int_equal(
+		rw_parse_client(ARGC("--json=1", "h"), ARGV("--json=1", "h"), &o, err, sizeof(err)),
+		-EINVAL);
+	assert_non_null(strstr(err, "takes no value"));
 
 	assert_int_equal(rw_parse_client(ARGC("--op", "write", "-s", "64K", "-n", "200", "-t", "1",
 					      "--timeout", "2.5", "-v", "h", "99"),
