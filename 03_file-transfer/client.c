@@ -69,7 +69,7 @@ struct client {
 	uint16_t rd_depth; /* get: the server's answer */
 	char qname[400];   /* the remote name, quoted */
 	struct progress prog;
-	uint64_t t0_ns;
+	uint64_t t0_ns, t1_ns; /* REQUEST sent, file committed */
 };
 
 /* ------------------------------------------------------------------ */
@@ -192,6 +192,19 @@ static void progress_end(struct client *cl)
 /* Connection setup                                                    */
 /* ------------------------------------------------------------------ */
 
+/* A size as an option value: "1M", "512K", "5000". */
+static void opt_size(char *out, size_t outlen, uint64_t v)
+{
+	if (v && !(v % (1u << 30)))
+		snprintf(out, outlen, "%" PRIu64 "G", v >> 30);
+	else if (v && !(v % (1u << 20)))
+		snprintf(out, outlen, "%" PRIu64 "M", v >> 20);
+	else if (v && !(v % 1024))
+		snprintf(out, outlen, "%" PRIu64 "K", v >> 10);
+	else
+		snprintf(out, outlen, "%" PRIu64, v);
+}
+
 /* The ring could not be registered: usually the locked-memory limit. */
 static int ring_failed(struct client *cl, int ret)
 {
@@ -212,13 +225,14 @@ static int ring_failed(struct client *cl, int ret)
 	/* Leave room for our control buffers and the driver's queues. */
 	budget = rl.rlim_cur > (2u << 20) ? rl.rlim_cur - (1u << 20) : rl.rlim_cur / 2;
 	if (budget >= 2 * chunk) {
-		snprintf(hint, sizeof(hint), "-c %s -t %" PRIu64, c,
+		opt_size(small, sizeof(small), chunk);
+		snprintf(hint, sizeof(hint), "-c %s -t %" PRIu64, small,
 			 budget / chunk < cl->opt.depth ? budget / chunk : cl->opt.depth - 1u);
 	} else {
 		/* The largest power of two that fits 4 times. */
 		for (c2 = 1u << 30; c2 > XFER_MIN_CHUNK && c2 * 4 > budget; c2 /= 2)
 			;
-		xfer_fmt_size(small, sizeof(small), c2);
+		opt_size(small, sizeof(small), c2);
 		if (c2 * 4 <= budget)
 			snprintf(hint, sizeof(hint), "-c %s -t 4", small);
 		else
@@ -651,7 +665,7 @@ static int get_file(struct client *cl)
 
 static void print_result(struct client *cl)
 {
-	double secs = (double)(rc_now_ns() - cl->t0_ns) / 1e9;
+	double secs = (double)(cl->t1_ns - cl->t0_ns) / 1e9;
 	char hex[2 * XFER_HASH_LEN + 1];
 
 	xfer_hash_hex(cl->digest, hex);
@@ -723,6 +737,7 @@ int main(int argc, char **argv)
 	/* 6. The data, then DONE and COMMITTED. */
 	if (!ret)
 		ret = cl.opt.op == XFER_PUT ? put_file(&cl) : get_file(&cl);
+	cl.t1_ns = rc_now_ns();
 	progress_end(&cl);
 	if (ret)
 		goto fail;

@@ -197,6 +197,8 @@ static int lost_client(struct session *s, int ret, uint64_t done)
 	snprintf(why, sizeof(why), "%s", s->c->log.err);
 	if (s->c->peer_disconnected)
 		snprintf(why, sizeof(why), "%s", "the client disconnected");
+	if (done > s->size)
+		done = s->size; /* the last chunk may be short */
 	return rc_fail(&s->c->log, ret == -ETIMEDOUT ? ETIMEDOUT : ECONNABORTED,
 		       "%s %s: %s after %" PRIu64 " of %" PRIu64 " bytes%s",
 		       s->hello.op == XFER_PUT ? "put" : "get", s->qname, why, done, s->size,
@@ -323,7 +325,9 @@ static int on_chunk_written(struct session *s, uint64_t seq, const struct ibv_wc
 	if (ret)
 		return refuse(s, EPROTO, "protocol error: %s", why);
 	/* The one copy on this side: slot -> page cache. Meanwhile the NIC
-	 * keeps receiving the next chunks into the other slots. */
+	 * keeps receiving the next chunks into the other slots. (A client
+	 * that broke the credit rule and wrote into this slot again could
+	 * only garble its own upload, and the checksum would tell.) */
 	ret = xfer_sink_write(&s->sink, data, wc->byte_len, seq * chunk, why, sizeof(why));
 	if (ret)
 		return refuse(s, -ret, "server: %s; removed the partial file", why);

@@ -884,25 +884,28 @@ int xfer_check_limits(const struct xfer_hello *h, const struct xfer_limits *lim,
 	uint64_t mem = (uint64_t)h->chunk * h->depth;
 	char a[32], b[32], m[32];
 
+	/* Short: the reason travels in the connect reject, which holds at
+	 * most XFER_REJECT_MAX bytes of text. */
 	xfer_fmt_size(a, sizeof(a), h->chunk);
 	if (h->chunk > lim->max_chunk || h->chunk > max_msg_sz) {
 		xfer_fmt_size(b, sizeof(b),
 			      lim->max_chunk < max_msg_sz ? lim->max_chunk : max_msg_sz);
-		snprintf(err, errlen, "chunk %s is larger than this server allows (%s); use -c", a,
-			 b);
+		snprintf(err, errlen,
+			 "chunk %s is over this server's limit of %s; use a smaller -c", a, b);
 		return -ERANGE;
 	}
 	if (h->depth > lim->max_depth) {
-		snprintf(err, errlen, "depth %u is more than this server allows (%u); use -t",
-			 h->depth, lim->max_depth);
+		snprintf(err, errlen,
+			 "depth %u is over this server's limit of %u; use a smaller -t", h->depth,
+			 lim->max_depth);
 		return -ERANGE;
 	}
 	if (mem > lim->max_mem) {
 		xfer_fmt_size(b, sizeof(b), mem);
 		xfer_fmt_size(m, sizeof(m), lim->max_mem);
 		snprintf(err, errlen,
-			 "chunk %s x depth %u = %s is more ring memory than this server allows "
-			 "per client (%s); use a smaller -c or -t",
+			 "ring of %s x %u = %s is over this server's %s per client; use a smaller "
+			 "-c or -t",
 			 a, h->depth, b, m);
 		return -ERANGE;
 	}
@@ -1034,11 +1037,31 @@ int xfer_sink_open(struct xfer_sink *s, int dirfd, const char *name, bool force,
 	return 0;
 }
 
+/* A failed pwrite, fsync or writeback, in words. */
+static int write_error(struct xfer_sink *s, int ret, const char *what, uint64_t off, char *err,
+		       size_t errlen)
+{
+	snprintf(err, errlen, "%s '%s' at offset %" PRIu64 ": %s%s", what, s->tmp, off,
+		 strerror(ret), ret == ENOSPC || ret == EDQUOT ? " (disk full)" : "");
+	return -ret;
+}
+
+/* sync_file_range, where "not supported here" (tmpfs, pipes, some network
+ * file systems) is not an error. */
+static int writeback(struct xfer_sink *s, uint64_t off, uint64_t len, unsigned flags)
+{
+	if (sync_file_range(s->fd, (off_t)off, (off_t)len, flags) == 0)
+		return 0;
+	if (errno == EINVAL || errno == ESPIPE || errno == ENOSYS || errno == EOPNOTSUPP)
+		return 0;
+	return errno;
+}
+
 int xfer_sink_write(struct xfer_sink *s, const void *buf, size_t len, uint64_t off, char *err,
 		    size_t errlen)
 {
 	const uint8_t *p = buf;
-	uint64_t end = off + len;
+	uint64_t end = off + len, upto;
 	size_t done = 0;
 	ssize_t n;
 	int ret;
@@ -1047,29 +1070,29 @@ int xfer_sink_write(struct xfer_sink *s, const void *buf, size_t len, uint64_t o
 		n = pwrite(s->fd, p + done, len - done, (off_t)(off + done));
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
-			ret = n < 0 ? errno : ENOSPC;
-			snprintf(err, errlen, "writing '%s' at offset %" PRIu64 ": %s%s", s->tmp,
-				 off + done, strerror(ret),
-				 ret == ENOSPC || ret == EDQUOT ? " (disk full)" : "");
-			return -ret;
-		}
+		if (n <= 0)
+			return write_error(s, n < 0 ? errno : ENOSPC, "writing", off + done, err,
+					   errlen);
 		done += (size_t)n;
 	}
 	if (end > s->written_end)
 		s->written_end = end;
-	/* Start writeback now; wait for the part WRITEBACK_LAG behind. Errors
-	 * here only mean "not supported" (tmpfs, some network file systems):
-	 * the fsync at the end still reports every real write error. */
-	sync_file_range(s->fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
-	if (end > s->flushed + 2 * WRITEBACK_LAG) {
-		uint64_t upto = end - WRITEBACK_LAG;
-
-		sync_file_range(s->fd, (off_t)s->flushed, (off_t)(upto - s->flushed),
+	/*
+	 * Start writeback of this chunk now, and wait for the part
+	 * WRITEBACK_LAG behind. An error here must be reported here: the
+	 * kernel hands a writeback error to the first caller that waits
+	 * (this one), and the fsync at the end would not see it again.
+	 */
+	ret = writeback(s, off, len, SYNC_FILE_RANGE_WRITE);
+	if (!ret && end > s->flushed + 2 * WRITEBACK_LAG) {
+		upto = end - WRITEBACK_LAG;
+		ret = writeback(s, s->flushed, upto - s->flushed,
 				SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
 					SYNC_FILE_RANGE_WAIT_AFTER);
 		s->flushed = upto;
 	}
+	if (ret)
+		return write_error(s, ret, "writing back", off, err, errlen);
 	return 0;
 }
 

@@ -231,8 +231,13 @@ struct xfer_server_opts {
 int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *err, size_t errlen);
 int xfer_parse_server(int argc, char **argv, struct xfer_server_opts *o, char *err, size_t errlen);
 
+/* The most text a connect reject carries to the client (rc_reject: 128
+ * bytes of private data, less the header). */
+#define XFER_REJECT_MAX 112
+
 /* The server's limits against a HELLO (max_msg_sz: the port's). 0, or
- * -ERANGE with the reason, meant for the client, in err. */
+ * -ERANGE with the reason, meant for the client, in err (at most
+ * XFER_REJECT_MAX bytes). */
 int xfer_check_limits(const struct xfer_hello *h, const struct xfer_limits *lim,
 		      uint32_t max_msg_sz, char *err, size_t errlen);
 

@@ -664,6 +664,9 @@ static void server_options(void **state)
 static void server_limits(void **state)
 {
 	struct xfer_limits lim = { .max_chunk = 16u << 20, .max_depth = 64, .max_mem = 64u << 20 };
+	struct xfer_limits big = { .max_chunk = (1u << 30) - 1,
+				   .max_depth = 254,
+				   .max_mem = (2ull << 30) - 1 };
 	struct xfer_hello h = { .op = XFER_PUT, .depth = 16, .chunk = 1u << 20 };
 	char err[256];
 
@@ -672,16 +675,28 @@ static void server_limits(void **state)
 	h.chunk = 16u << 20; /* fine for us, too big for the port */
 	h.depth = 4;
 	assert_int_equal(xfer_check_limits(&h, &lim, 8u << 20, err, sizeof(err)), -ERANGE);
-	assert_non_null(strstr(err, "chunk 16 MiB is larger than this server allows (8 MiB)"));
+	assert_string_equal(err,
+			    "chunk 16 MiB is over this server's limit of 8 MiB; use a smaller -c");
 	h.chunk = 32u << 20;
 	assert_int_equal(xfer_check_limits(&h, &lim, UINT32_MAX, err, sizeof(err)), -ERANGE);
 	h = (struct xfer_hello){ .op = XFER_GET, .depth = 65, .chunk = 4096 };
 	assert_int_equal(xfer_check_limits(&h, &lim, UINT32_MAX, err, sizeof(err)), -ERANGE);
-	assert_non_null(strstr(err, "depth 65"));
+	assert_string_equal(err, "depth 65 is over this server's limit of 64; use a smaller -t");
 	h = (struct xfer_hello){ .op = XFER_GET, .depth = 64, .chunk = 2u << 20 };
 	assert_int_equal(xfer_check_limits(&h, &lim, UINT32_MAX, err, sizeof(err)), -ERANGE);
-	assert_non_null(strstr(err, "chunk 2 MiB x depth 64 = 128 MiB"));
-	assert_non_null(strstr(err, "(64 MiB)"));
+	assert_string_equal(err, "ring of 2 MiB x 64 = 128 MiB is over this server's 64 MiB per "
+				 "client; use a smaller -c or -t");
+	/* The longest numbers still fit the connect reject. */
+	h = (struct xfer_hello){ .op = XFER_GET, .depth = 255, .chunk = XFER_MAX_CHUNK };
+	assert_int_equal(xfer_check_limits(&h, &big, UINT32_MAX, err, sizeof(err)), -ERANGE);
+	assert_true(strlen(err) <= XFER_REJECT_MAX);
+	h.depth = 254;
+	assert_int_equal(xfer_check_limits(&h, &big, UINT32_MAX, err, sizeof(err)), -ERANGE);
+	assert_true(strlen(err) <= XFER_REJECT_MAX);
+	h.chunk = (1u << 30) - 1;
+	assert_int_equal(xfer_check_limits(&h, &big, UINT32_MAX, err, sizeof(err)), -ERANGE);
+	assert_non_null(strstr(err, "ring of 1024.0 MiB x 254"));
+	assert_true(strlen(err) <= XFER_REJECT_MAX);
 }
 
 static void sizes_for_messages(void **state)
