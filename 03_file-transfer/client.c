@@ -31,6 +31,8 @@
  * poll the CQ (the NIC carries on with the chunks already posted), and
  * one core's copy rate bounds the transfer. A faster variant would use
  * O_DIRECT into the ring and an I/O thread or io_uring.
+ *
+ * With --json, the result comes as one JSON object for scripts.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -674,19 +676,69 @@ static void print_result(struct client *cl)
 	       secs > 0 ? (double)cl->size / secs / 1048576.0 : 0.0, XFER_HASH_NAME, hex);
 }
 
+/*
+ * --json: one object with what was asked and what happened, printed on
+ * success and on failure alike (error: the message stderr got, or null).
+ */
+static void print_json(const struct client *cl, int code, const char *error)
+{
+	static struct rc_json j; /* 32 KiB: not on the stack */
+	double secs = (double)(cl->t1_ns - cl->t0_ns) / 1e9;
+	char hex[2 * XFER_HASH_LEN + 1];
+	bool ok = code == RC_EXIT_OK;
+
+	rc_json_init(&j);
+	rc_json_object(&j, NULL);
+	rc_json_str(&j, "program", "rdma-client");
+	rc_json_str(&j, "example", "03_file-transfer");
+	rc_json_bool(&j, "ok", ok);
+	if (code != RC_EXIT_USAGE || cl->opt.local) {
+		rc_json_str(&j, "op", cl->opt.op == XFER_PUT ? "put" : "get");
+		rc_json_str(&j, "server", cl->opt.host);
+		rc_json_u64(&j, "port", strtoul(cl->opt.port, NULL, 10));
+		rc_json_str(&j, "name", cl->opt.name);
+		rc_json_str(&j, "local", cl->opt.local);
+		rc_json_u64(&j, "chunk", cl->opt.chunk);
+		rc_json_u64(&j, "depth", cl->opt.depth);
+		/* The file's size: known from the start for a put, from the
+		 * server's ACCEPT for a get. */
+		rc_json_u64(&j, "size", cl->size);
+		rc_json_u64(&j, "bytes", ok ? cl->size : 0);
+		rc_json_double(&j, "seconds", ok ? secs : 0);
+		rc_json_double(&j, "mib_s",
+			       ok && secs > 0 ? (double)cl->size / secs / 1048576.0 : 0);
+		rc_json_str(&j, "hash_name", XFER_HASH_NAME);
+		xfer_hash_hex(cl->digest, hex);
+		/* Both sides computed it over the data and compared. */
+		rc_json_str(&j, "hash", ok ? hex : NULL);
+		rc_json_bool(&j, "verified", ok);
+	}
+	rc_json_str(&j, "error", error);
+	rc_json_i64(&j, "exit_code", code);
+	rc_json_end(&j);
+	if (rc_json_finish(&j, stdout))
+		fprintf(stderr, "rdma-client: could not write the JSON output\n");
+}
+
 int main(int argc, char **argv)
 {
 	struct client cl = { .fd = -1, .dirfd = -1 };
 	struct rc_conn *c = &cl.conn;
-	char err[RC_ERR_LEN], q[360];
+	char err[RC_ERR_LEN], q[360], msg[RC_ERR_LEN + 416];
+	const char *error = err; /* what went wrong, as stderr got it */
 	bool usage = false;
 	int ret, code = RC_EXIT_FAIL;
 
 	cl.sink.fd = -1;
 	ret = xfer_parse_client(argc, argv, &cl.opt, err, sizeof(err));
 	if (ret) {
-		if (ret < 0)
+		if (ret < 0) {
 			fprintf(stderr, "rdma-client: %s (try --help)\n", err);
+			if (rc_json_wanted(argc, argv)) {
+				cl.opt.local = NULL; /* not parsed: no details */
+				print_json(&cl, RC_EXIT_USAGE, err);
+			}
+		}
 		return ret > 0 ? RC_EXIT_OK : RC_EXIT_USAGE;
 	}
 	/* Line-buffered even into a pipe: scripts watch our progress. */
@@ -705,7 +757,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (xfer_hash_init(&cl.hash)) {
-		fprintf(stderr, "rdma-client: out of memory\n");
+		error = "out of memory";
+		fprintf(stderr, "rdma-client: %s\n", error);
 		goto out;
 	}
 	/* 2. Which device and path reach the server? */
@@ -743,14 +796,18 @@ int main(int argc, char **argv)
 		goto fail;
 	/* 7. Goodbye. The file is committed: a failure here changes nothing. */
 	rc_disconnect(c);
-	if (!cl.opt.quiet)
+	if (!cl.opt.quiet && !cl.opt.json)
 		print_result(&cl);
 	code = RC_EXIT_OK;
 	goto out;
 fail:
-	fprintf(stderr, "rdma-client: %s %s: %s\n", cl.opt.op == XFER_PUT ? "put" : "get", cl.qname,
-		c->log.err);
+	snprintf(msg, sizeof(msg), "%s %s: %s", cl.opt.op == XFER_PUT ? "put" : "get", cl.qname,
+		 c->log.err);
+	error = msg;
+	fprintf(stderr, "rdma-client: %s\n", msg);
 out:
+	if (cl.opt.json)
+		print_json(&cl, code, code == RC_EXIT_OK ? NULL : error);
 	/* A get that did not commit leaves nothing behind. */
 	xfer_sink_abort(&cl.sink);
 	rc_conn_destroy(c);

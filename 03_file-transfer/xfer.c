@@ -584,6 +584,7 @@ enum {
 	OPT_MAX_CHUNK,
 	OPT_MAX_DEPTH,
 	OPT_MAX_MEM,
+	OPT_JSON,
 };
 
 static const char client_usage[] =
@@ -604,6 +605,8 @@ static const char client_usage[] =
 	"      --poll MODE     wait for completions by 'event' (sleep, default) or\n"
 	"                      'busy' (spin: one core at 100%)\n"
 	"  -q, --quiet         print nothing but errors\n"
+	"      --json          print one JSON object with the results instead (also on\n"
+	"                      failure: \"ok\": false, \"error\", \"exit_code\")\n"
 	"  -v, --verbose       trace every CM event, work request and completion\n"
 	"  -h, --help          this text\n\n"
 	"Registers chunk x depth bytes (default 16 MiB): see `ulimit -l`.\n"
@@ -704,6 +707,7 @@ int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *e
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "poll", required_argument, NULL, OPT_POLL },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "json", no_argument, NULL, OPT_JSON },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -746,6 +750,7 @@ int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *e
 						 optarg);
 			break;
 		case 'q': o->quiet = true; break;
+		case OPT_JSON: o->json = true; break;
 		case OPT_POLL:
 			if (rc_parse_poll(optarg, &o->busy_poll))
 				return usage_err(err, errlen,

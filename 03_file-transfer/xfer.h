@@ -206,6 +206,7 @@ struct xfer_client_opts {
 	bool force;
 	int progress; /* -1: if stderr is a TTY; 0 off; 1 on */
 	bool quiet, verbose;
+	bool json;	/* --json: one JSON object on stdout instead of the line */
 	bool busy_poll; /* --poll busy */
 	int timeout_ms;
 };

@@ -469,9 +469,41 @@ t_large_file() {
 	rm -rf "$d"
 }
 
+t_json_output() {
+	local hash
+	dirs
+	mkfile "$W/local/a.bin" 300000
+	start_server srv "$S" -r "$W/root" || return 1
+	run put "$C" "${CT[@]}" --json -c 64K -t 4 -p "$PORT" "$W/local/a.bin" "$RDMA_IP:a.bin"
+	want_rc put 0 || return 1
+	want_json put "d['ok'] is True and d['program'] == 'rdma-client' and
+		d['example'] == '03_file-transfer' and d['op'] == 'put' and
+		d['server'] == '$RDMA_IP' and d['port'] == $PORT and d['name'] == 'a.bin' and
+		d['local'] == '$W/local/a.bin' and d['chunk'] == 65536 and d['depth'] == 4 and
+		d['size'] == 300000 and d['bytes'] == 300000 and d['seconds'] > 0 and
+		d['mib_s'] > 0 and d['hash_name'] == 'xxh3-128' and len(d['hash']) == 32 and
+		d['verified'] is True and d['error'] is None and d['exit_code'] == 0 and err == ''" || return 1
+	hash=$("$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["hash"])' <"$T/put.out")
+	run get "$C" "${CT[@]}" --json -p "$PORT" "$RDMA_IP:a.bin" "$W/local/b.bin"
+	want_rc get 0 || return 1
+	want_json get "d['ok'] is True and d['op'] == 'get' and d['size'] == 300000 and
+		d['hash'] == '$hash' and d['verified'] is True" || return 1
+	same "$W/local/a.bin" "$W/local/b.bin" || return 1
+	# The server refuses to overwrite: one object, exit 1, its reason.
+	run again "$C" "${CT[@]}" --json -p "$PORT" "$W/local/a.bin" "$RDMA_IP:a.bin"
+	want_rc again 1 || return 1
+	want_json again "d['ok'] is False and d['exit_code'] == 1 and d['bytes'] == 0 and
+		d['hash'] is None and d['verified'] is False and 'exists' in d['error'] and
+		'rdma-client: ' + d['error'] + '\n' == err" || return 1
+	stop_server srv || return 1
+	run none "$C" --timeout 3 --json -p "$PORT" "$W/local/a.bin" "$RDMA_IP:a.bin"
+	want_rc none 3 || return 1
+	want_json none "d['ok'] is False and d['exit_code'] == 3 and 'REJECTED' in d['error']"
+}
+
 run_tests t_put_get_sizes t_chunk_and_depth_variants t_hostile_names_rejected \
 	t_existing_destination t_client_killed_mid_put t_server_killed_mid_get \
 	t_server_stops_cleanly_mid_put t_two_puts_and_two_gets_at_once t_disk_full \
 	t_local_and_remote_missing t_limits_rejected t_garbage_client_rejected \
 	t_progress_and_quiet t_bad_options t_ulimit_l_message t_sequence_matches_trace \
-	t_large_file
+	t_large_file t_json_output

@@ -526,6 +526,13 @@ static void client_options(void **state)
 	assert_false(o.force);
 	assert_int_equal(o.progress, -1);
 	assert_int_equal(o.timeout_ms, 10000);
+	assert_false(o.json);
+
+	assert_int_equal(xfer_parse_client(ARGC("--json", "h:x", "f.bin"),
+					   ARGV("--json", "h:x", "f.bin"), &o, err, sizeof(err)),
+			 0);
+	assert_true(o.json);
+	assert_int_equal(o.op, XFER_GET);
 
 	assert_int_equal(
 		xfer_parse_client(ARGC("-p", "9999", "-c", "4K", "-t", "1", "-f", "--no-progress",
@@ -597,6 +604,7 @@ static void client_options_rejected(void **state)
 	CLIENT_BAD("invalid port", "-p", "0", "a", "h:b");
 	CLIENT_BAD("invalid port", "-p", "65536", "a", "h:b");
 	CLIENT_BAD("invalid timeout", "--timeout", "0", "a", "h:b");
+	CLIENT_BAD("unknown option '--json=1'", "--json=1", "a", "h:b");
 	CLIENT_BAD("exclude", "-q", "--progress", "a", "h:b");
 	CLIENT_BAD("invalid poll mode", "--poll", "spin", "a", "h:b");
 	CLIENT_BAD("unknown option '--bogus'", "--bogus", "a", "h:b");
