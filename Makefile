@@ -153,6 +153,14 @@ demo:
 check-env:
 	tools/rdma-check
 
+# Do 01, 02 and 03 work over RDMA here? One PASS/FAIL row per check. Between
+# two hosts: tools/smoke --server on one, tools/smoke --client HOST on the other.
+.PHONY: smoke
+smoke:
+	tools/deps base
+	$(MAKE) all
+	tools/rdma-env -- tools/smoke --local
+
 # Regenerate s.txt from a real demo run.
 transcript:
 	tools/deps base
