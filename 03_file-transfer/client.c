@@ -277,13 +277,21 @@ static int setup(struct client *cl, bool *usage)
 			       a, b, b);
 	}
 	if (cl->opt.op == XFER_GET) {
-		/* How many READs we ask to have outstanding: the responder
-		 * must hold state for each, so devices cap it (max_qp_rd_atom,
-		 * often 16 on hardware). */
-		cl->initiator_depth =
-			depth < c->dev.max_rd_atom ? (uint8_t)depth : c->dev.max_rd_atom;
+		/* How many READs we ask to have outstanding. A requester's
+		 * limit is max_qp_init_rd_atom (often 16 on hardware); the
+		 * server's responder_resources will cap it again. */
+		struct ibv_device_attr attr;
+
+		if (ibv_query_device(c->dev.verbs, &attr))
+			return rc_fail(&c->log, errno, "ibv_query_device: %s", strerror(errno));
+		/* depth <= 255, so the smaller of the two fits 8 bits. */
+		cl->initiator_depth = (uint8_t)(depth < (unsigned)attr.max_qp_init_rd_atom
+							? depth
+							: (unsigned)attr.max_qp_init_rd_atom);
 		if (!cl->initiator_depth)
-			return rc_fail(&c->log, ENOTSUP, "this device cannot issue RDMA READs");
+			return rc_fail(
+				&c->log, ENOTSUP,
+				"this device cannot issue RDMA READs (max_qp_init_rd_atom 0)");
 	}
 	/* put: the NIC only reads our ring (no flag needed); get: RDMA READ
 	 * responses land in it (LOCAL_WRITE). Nothing remote touches it. */

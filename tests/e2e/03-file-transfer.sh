@@ -464,7 +464,11 @@ t_large_file() {
 	want_out put "^put big: $n $OK_RE" || return 1
 	run get "$C" --timeout 60 -p "$PORT" -c 8M -t 4 "$RDMA_IP:big" "$d/local/back"
 	want_rc get 0 || return 1
-	same "$d/local/sparse" "$d/local/back" || return 1
+	want_out get "^get big: $n $OK_RE" || return 1
+	# cmp, not sha256sum: hashing 8 GiB in the emulated VM takes too long.
+	cmp "$d/local/sparse" "$d/root/big" && cmp "$d/local/sparse" "$d/local/back" ||
+		fail "the 4 GiB copies differ" || return 1
+	[ "$(tail -c 3 "$d/local/back")" = end ] || fail "the last bytes are lost" || return 1
 	stop_server srv
 	rm -rf "$d"
 }
