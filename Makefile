@@ -111,7 +111,7 @@ FUZZ_CFLAGS  = -std=c11 -g -O1 $(WARN) -pthread -fsanitize=fuzzer-no-link,addres
 FUZZ_LDFLAGS = -fsanitize=fuzzer,address,undefined -pthread
 FUZZ_TARGETS := fuzz-common fuzz-basic
 FUZZ_TARGETS += fuzz-rw
-# FUZZ_TARGETS += fuzz-xfer
+FUZZ_TARGETS += fuzz-xfer
 FUZZ_BINS := $(addprefix $(B)/fuzz/bin/,$(FUZZ_TARGETS))
 
 $(B)/fuzz/%.o: %.c $(B)/.flags

@@ -130,6 +130,9 @@ int xfer_hello_unpack(const void *priv, size_t len, struct xfer_hello *h, char *
 	if (m.type != XFER_T_HELLO || m.length != XFER_HELLO_BODY)
 		return bad(err, errlen, "expected a HELLO of %d bytes, got type 0x%02x of %u bytes",
 			   XFER_HELLO_BODY, m.type, m.length);
+	/* The first message of the connection, like any other: seq 0. */
+	if (m.seq != 0)
+		return bad(err, errlen, "HELLO with sequence number %u, expected 0", m.seq);
 	h->op = m.body[0];
 	h->depth = get16(m.body + 2);
 	h->chunk = get32(m.body + 4);

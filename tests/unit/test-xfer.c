@@ -89,6 +89,11 @@ static void hello_rejects_bad(void **state)
 	xfer_hello_pack(priv, &h);
 	priv[5] = 0x10;
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EBADMSG);
+	/* A sequence number other than 0 (found by fuzz-xfer: accepted before). */
+	xfer_hello_pack(priv, &h);
+	priv[15] = 5;
+	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "sequence number 5"));
 }
 
 /* ------------------------------------------------------------------ */
