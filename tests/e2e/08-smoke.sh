@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# End-to-end tests of tools/smoke on one host (the two-host run is tests/e2e2/20-smoke.sh).
+# Run through tools/rdma-env, which sets RDMA_IP.
+. "$(dirname "$0")/../lib.sh"
+
+SMOKE=$ROOT/tools/smoke
+C01=$ROOT/01_basic-client-server/rdma-client
+BASE=17471 # --server tests: 17471-17473
+
+# want_rows NAME STATUS COUNT: COUNT table rows of NAME's FILE (out or err) have STATUS.
+want_rows() {
+	local n
+	n=$(grep -Ec "^0[123] .* $2 " "$T/$1")
+	[ "$n" = "$3" ] || fail "$n rows $2 in $1, expected $3: $(tail_of "$T/$1" 12)"
+}
+
+t_local_all_pass() {
+	# With --json: the table goes to stderr, the object to stdout (the
+	# table on stdout is what t_client_without_server reads).
+	local t0=$SECONDS
+	run smoke "$SMOKE" --local --json
+	echo "    smoke --local took $((SECONDS - t0)) s:"
+	sed 's/^/    | /' "$T/smoke.err"
+	want_rc smoke 0 || return 1
+	want_rows smoke.err PASS 5 || return 1
+	grep -Eq "^01 send/recv 64 B x1000 +PASS +round trip median [0-9.]+ us, p99 [0-9.]+ us" "$T/smoke.err" &&
+		grep -Eq "^02 write\+read 2 MiB +PASS +written, read back, equal" "$T/smoke.err" &&
+		grep -Eq "^02 bandwidth 1 MiB x50 +PASS +write [0-9.]+ MiB/s \([0-9.]+ Gb/s\), read [0-9.]+ MiB/s" "$T/smoke.err" &&
+		grep -Eq "^03 put 4 MiB file +PASS +[0-9.]+ MiB/s, xxh3-128 checked by the server$" "$T/smoke.err" &&
+		grep -Eq "^03 get 4 MiB file +PASS +[0-9.]+ MiB/s, sha256 of the copy equals the original$" "$T/smoke.err" &&
+		grep -q "^smoke: 5 checks, 5 passed, 0 failed$" "$T/smoke.err" ||
+		fail "table rows differ: $(tail_of "$T/smoke.err" 9)" || return 1
+	# rdma-check runs only after a failure.
+	! grep -q "rdma-check" "$T/smoke.err" || fail "rdma-check ran although every check passed" || return 1
+	"$PYTHON" - "$T/smoke.out" <<'EOF' || fail "smoke --json: $(tail_of "$T/smoke.out")"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 1, lines
+d = json.loads(lines[0])
+assert d["program"] == "smoke" and d["ok"] is True and d["exit_code"] == 0, d
+assert d["passed"] == 5 and d["failed"] == 0 and d["skipped"] == 0, d
+assert d["rdma_check"] is None, d
+examples = []
+for c in d["checks"]:
+    assert c["status"] == "PASS" and c["ok"] is True and c["error"] is None and c["figures"], c
+    r = c["result"]
+    assert r["ok"] is True and r["exit_code"] == 0 and r["error"] is None, c
+    examples.append(r["example"])
+assert examples == ["01_basic-client-server"] + ["02_read-write"] * 2 + ["03_file-transfer"] * 2, examples
+assert d["checks"][0]["result"]["messages"] == 1000
+assert d["checks"][2]["result"]["write"]["mib_s"] > 0
+EOF
+}
+
+t_client_without_server() {
+	# Nothing listens on these ports: every check fails at once with the
+	# reason (the CM's REJECTED), the put's failure skips the get.
+	local t0=$SECONDS
+	run smoke "$SMOKE" --client "$RDMA_IP" -p $BASE --timeout 3 --no-check
+	want_rc smoke 1 || return 1
+	want_rows smoke.out FAIL 4 || return 1
+	want_rows smoke.out SKIP 1 || return 1
+	[ "$(grep -c "REJECTED" "$T/smoke.out")" = 4 ] || fail "not every FAIL row names REJECTED: $(tail_of "$T/smoke.out" 14)" || return 1
+	[ "$(grep -c "hint: is 'tools/smoke --server' running on $RDMA_IP, with the same -p? (it listens on $BASE, $((BASE + 1)) and $((BASE + 2)))" "$T/smoke.out")" = 4 ] ||
+		fail "hints missing: $(tail_of "$T/smoke.out" 14)" || return 1
+	want_out smoke "^03 get 4 MiB file +SKIP +not run: the put failed" || return 1
+	want_out smoke "^smoke: 5 checks, 0 passed, 4 failed, 1 skipped$" || return 1
+	[ $((SECONDS - t0)) -le 40 ] || fail "took $((SECONDS - t0)) s"
+}
+
+t_client_unreachable_host() {
+	# 192.0.2.1 (TEST-NET-1) answers nobody: the first check fails within
+	# the timeout, the others are skipped rather than waited for again;
+	# rdma-check (when present) then looks at this host. With --json, the
+	# reasons are in the object too.
+	local t0=$SECONDS rc_present=0
+	[ -x "$ROOT/tools/rdma-check" ] && rc_present=1
+	run smoke "$SMOKE" --client 192.0.2.1 --timeout 3 --json
+	want_rc smoke 1 || return 1
+	grep -Eq "^01 send/recv 64 B x1000 +FAIL " "$T/smoke.err" || fail "no FAIL row: $(tail_of "$T/smoke.err" 9)" || return 1
+	want_rows smoke.err SKIP 4 || return 1
+	grep -q "^smoke: 5 checks, 0 passed, 1 failed, 4 skipped$" "$T/smoke.err" || fail "summary: $(tail_of "$T/smoke.err" 9)" || return 1
+	if [ $rc_present = 1 ]; then
+		grep -q "^smoke: tools/rdma-check on this host says:$" "$T/smoke.err" || fail "rdma-check did not run" || return 1
+	fi
+	"$PYTHON" - "$T/smoke.out" $rc_present <<'EOF' || fail "smoke --json: $(tail_of "$T/smoke.out")" || return 1
+import json, sys
+d = json.loads(open(sys.argv[1]).read())
+assert d["ok"] is False and d["exit_code"] == 1 and d["host"] == "192.0.2.1", d
+assert (d["passed"], d["failed"], d["skipped"]) == (0, 1, 4), d
+first = d["checks"][0]
+assert first["status"] == "FAIL" and first["ok"] is False and first["error"] and first["hint"], first
+assert first["result"]["exit_code"] == 3 and first["result"]["error"] in first["error"], first
+assert all(c["status"] == "SKIP" and c["result"] is None for c in d["checks"][1:]), d
+if sys.argv[2] == "1":
+    assert isinstance(d["rdma_check"]["exit_code"], int) and "checks" in d["rdma_check"]["summary"], d
+EOF
+	[ $((SECONDS - t0)) -le 90 ] || fail "took $((SECONDS - t0)) s"
+}
+
+t_server_duration_and_signal() {
+	# --duration ends the server by itself, SIGTERM too; either way exit
+	# 0 and the example servers are gone (their ports refuse).
+	spawn srv "$SMOKE" --server -p $BASE --duration 2
+	wait_for srv "^smoke: ready" 20 || return 1
+	want_out srv "^smoke: serving 01 on port $BASE, 02 on port $((BASE + 1)), 03 on port $((BASE + 2)) " || return 1
+	want_out srv "^smoke: clients connect to $RDMA_IP .*: tools/smoke --client $RDMA_IP -p $BASE$" || return 1
+	wait_exit srv 20
+	want_rc srv 0 || return 1
+	spawn srv2 "$SMOKE" --server -p $BASE
+	wait_for srv2 "^smoke: ready" 20 || return 1
+	kill -TERM "${PID[srv2]}"
+	wait_exit srv2 15
+	want_rc srv2 0 || return 1
+	want_out srv2 "^smoke: stopping$" || return 1
+	run cli "$C01" --timeout 3 "$RDMA_IP" $BASE
+	want_rc cli 3 || return 1
+	want_err cli "REJECTED"
+}
+
+t_server_port_taken() {
+	# A port already in use: the server says which and exits 3, and the
+	# servers it had started are stopped again.
+	spawn busy "$ROOT/01_basic-client-server/rdma-server" -p $((BASE + 1))
+	wait_for busy "^listening on" 15 || return 1
+	run srv "$SMOKE" --server -p $BASE --duration 30
+	want_rc srv 3 || return 1
+	want_err srv "the 02 server did not start on port $((BASE + 1))" || return 1
+	run cli "$C01" --timeout 3 "$RDMA_IP" $BASE
+	want_rc cli 3
+}
+
+t_bad_usage() {
+	run u1 "$SMOKE"; want_rc u1 2 || return 1
+	want_err u1 "say --server, --client HOST or --local" || return 1
+	run u2 "$SMOKE" --client; want_rc u2 2 || return 1
+	run u3 "$SMOKE" --local --timeout 0; want_rc u3 2 || return 1
+	run u4 "$SMOKE" --client h --duration 5; want_rc u4 2 || return 1
+	run u5 "$SMOKE" --server -p 65535; want_rc u5 2 || return 1
+	run h "$SMOKE" --help; want_rc h 0 || return 1
+	want_out h "^usage: tools/smoke --server"
+}
+
+run_tests t_local_all_pass t_client_without_server t_client_unreachable_host \
+	t_server_duration_and_signal t_server_port_taken t_bad_usage
