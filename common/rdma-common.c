@@ -221,7 +221,14 @@ const char *rc_wc_status_hint(enum ibv_wc_status st)
 	case IBV_WC_WR_FLUSH_ERR:
 		return "the QP is in the error state after an earlier failure or a disconnect; "
 		       "normal during teardown";
-	case IBV_WC_REM_OP_ERR: return "the peer could not carry out the operation";
+	case IBV_WC_REM_OP_ERR:
+		return "the peer could not carry out the operation (e.g. our message was larger "
+		       "than the receive buffer it posted)";
+	/* Soft-RoCE reports a message larger than the receive buffer as
+	 * this, not as LOC_LEN_ERR. */
+	case IBV_WC_LOC_QP_OP_ERR:
+		return "on a receive: the peer sent a message larger than the receive buffer "
+		       "posted for it; else a work request this QP cannot carry out";
 	default: return "see ibv_poll_cq(3)";
 	}
 }
