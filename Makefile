@@ -47,9 +47,10 @@ UNIT_BINS += $(B)/tests/test-rw
 UNIT_BINS += $(B)/tests/test-xfer
 
 BINS := $(foreach e,$(EXAMPLES),$(e)/rdma-server $(e)/rdma-client)
-SRCS := $(wildcard common/*.[ch] $(addsuffix /*.[ch],$(EXAMPLES)) tests/unit/*.c tests/fuzz/*.c)
+SRCS := $(wildcard common/*.[ch] $(addsuffix /*.[ch],$(EXAMPLES)) tests/unit/*.c tests/fuzz/*.c \
+		tests/hostile/*.c)
 
-.PHONY: all $(EX01) $(EX02) $(EX03) unit fuzz fuzz-build clean test demo transcript check-env format check-format FORCE
+.PHONY: all $(EX01) $(EX02) $(EX03) unit hostile fuzz fuzz-build clean test demo transcript check-env format check-format FORCE
 all: $(BINS)
 
 $(EX01): $(EX01)/rdma-server $(EX01)/rdma-client
@@ -101,6 +102,17 @@ $(B)/tests/test-rw: $(B)/tests/unit/test-rw.o $(B)/$(EX02)/rw.o $(COMMON_O)
 $(B)/tests/test-xfer: $(B)/tests/unit/test-xfer.o $(B)/$(EX03)/xfer.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -L$(XXHASH_LIB) -o $@ $^ -lcmocka -lxxhash $(LDLIBS)
 
+# The hostile test client (tests/e2e/06-hostile.sh): breaks the protocols of
+# 01, 02 and 03 on purpose, so it links all three examples' message code.
+HOSTILE := $(B)/tests/hostile
+hostile: $(HOSTILE)
+$(B)/tests/hostile.o: tests/hostile/hostile.c $(B)/.flags
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+$(HOSTILE): $(B)/tests/hostile.o $(B)/$(EX01)/basic.o $(B)/$(EX02)/rw.o $(B)/$(EX03)/xfer.o \
+	    $(COMMON_O)
+	$(CC) $(LDFLAGS) -L$(XXHASH_LIB) -o $@ $^ -lxxhash $(LDLIBS)
+
 # Fuzzing the wire decoders with libFuzzer (clang). `make fuzz` runs each
 # target for FUZZ_SECONDS on its committed seed corpus (tests/fuzz/corpus/);
 # `make test` runs them briefly. New inputs found go to build/fuzz/corpus/.
@@ -141,7 +153,7 @@ fuzz: fuzz-build
 # packages it needs are installed (as root) or says how to install them.
 test:
 	tools/deps base test
-	$(MAKE) all unit fuzz-build
+	$(MAKE) all unit hostile fuzz-build
 	FUZZ_TARGETS="$(FUZZ_TARGETS)" tests/run
 
 demo:

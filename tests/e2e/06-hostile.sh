@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# End-to-end tests: hostile clients against the servers of 01, 02 and 03.
+# build/tests/hostile (tests/hostile/hostile.c) connects once per case and
+# breaks the protocol in one way: bad magic, version, type, flags, lengths,
+# sequence numbers; truncated and oversized messages; absurd sizes and
+# depths; names without NUL; RDMA WRITEs and READs outside the advertised
+# buffers; chunks in the wrong slot; credits for slots never handed out.
+# Each time the server must log a clear error for that connection only,
+# drop it, and keep serving: a well-behaved client that runs meanwhile and
+# one that comes afterwards both succeed. Run through tools/rdma-env.
+# shellcheck source=../lib.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/../lib.sh"
+
+H=$ROOT/build/tests/hostile
+HT=(--timeout 5) # how long a server has to drop a hostile connection
+CT=(--timeout 10)
+W=$(mktemp -d "${TMPDIR:-/tmp}/rdma-e2e-06.XXXXXX")
+trap 'cleanup_test; rm -rf "$T" "$W"' EXIT
+
+# log_problems CLI SRV: one line per case whose error the server did not
+# log as expected, i.e. exactly one line "client ADDR port P: ..." for the
+# case's port P that matches the case's regex. One awk for all cases:
+# every process started in the VM costs a good fraction of a second.
+log_problems() {
+	awk '
+	FNR == NR && $1 == "case" { name[$4 + 0] = $2 }
+	FNR == NR && $1 == "expect" { p = $2; $1 = $2 = ""; re[p] = substr($0, 3); n++ }
+	FNR == NR { next }
+	match($0, / port [0-9]+: /) {
+		p = substr($0, RSTART + 6, RLENGTH - 8) + 0
+		if (p in re) { lines[p]++; if ($0 ~ re[p]) ok[p] = 1 }
+	}
+	END {
+		if (n < 10) print "only " n " cases ran"
+		for (p in re)
+			if (!(p in ok) || lines[p] != 1)
+				print name[p] " (port " p ": " lines[p] + 0 " log lines, want 1 matching /" re[p] "/)"
+	}' "$T/$1.out" "$T/$2.err"
+}
+
+# hostile_ok CLI SRV: the hostile client found every case refused or
+# dropped, and the server logged each as expected.
+hostile_ok() {
+	local problems i
+	want_rc "$1" 0 || return 1
+	want_out "$1" "^hostile: [0-9]+ cases, [0-9]+ refused or dropped by the server, 0 not$" || return 1
+	# The server logs a connection's error when its thread ends, which may
+	# come just after the client noticed: look again for up to 5 s.
+	for ((i = 0; i < 5; i++)); do
+		problems=$(log_problems "$1" "$2")
+		[ -z "$problems" ] && return 0
+		sleep 1
+	done
+	fail "server log: $(tr '\n' ';' <<<"$problems" | cut -c1-600) log tail: $(tail_of "$T/$2.err" 3)"
+}
+
+t_hostile_clients_01() {
+	start_server srv "$ROOT/01_basic-client-server/rdma-server" --timeout 5 || return 1
+	# A well-behaved client talks to the same server all along.
+	spawn by "$ROOT/01_basic-client-server/rdma-client" "${CT[@]}" -n 3000 "$RDMA_IP" "$PORT"
+	run bad "$H" "${HT[@]}" 01 "$RDMA_IP" "$PORT"
+	hostile_ok bad srv || return 1
+	alive srv || return 1
+	wait_exit by 120
+	want_rc by 0 || return 1
+	want_out by "^verified 3000 of 3000 replies$" || return 1
+	run after "$ROOT/01_basic-client-server/rdma-client" "${CT[@]}" -m after "$RDMA_IP" "$PORT"
+	want_rc after 0 || return 1
+	want_out after "^verified 1 of 1 replies$" || return 1
+	stop_server srv
+}
+
+t_hostile_clients_02() {
+	start_server srv "$ROOT/02_read-write/rdma-server" --timeout 5 || return 1
+	spawn by "$ROOT/02_read-write/rdma-client" "${CT[@]}" -s 64K -n 3000 "$RDMA_IP" "$PORT"
+	run bad "$H" "${HT[@]}" 02 "$RDMA_IP" "$PORT"
+	hostile_ok bad srv || return 1
+	# The control case: the HELLO the others bend is accepted as it is.
+	want_out bad "^case valid-hello-accepted port [0-9]+: ok: accepted" || return 1
+	alive srv || return 1
+	wait_exit by 120
+	want_rc by 0 || return 1
+	want_out by "verified|the same" || return 1
+	run after "$ROOT/02_read-write/rdma-client" "${CT[@]}" -s 4K "$RDMA_IP" "$PORT"
+	want_rc after 0 || return 1
+	stop_server srv
+}
+
+t_hostile_clients_03() {
+	local root=$W/root left
+	rm -rf "$root" "$W/local"
+	mkdir -p "$root" "$W/local"
+	head -c 16384 /dev/urandom >"$root/hostile.dat"
+	head -c $((8 << 20)) /dev/urandom >"$W/local/by"
+	start_server srv "$ROOT/03_file-transfer/rdma-server" -r "$root" --timeout 5 || return 1
+	# A slow upload (4 KiB chunks, one at a time) runs all along.
+	spawn by "$ROOT/03_file-transfer/rdma-client" "${CT[@]}" -c 4K -t 1 "$W/local/by" \
+		"$RDMA_IP:by" -p "$PORT"
+	run bad "$H" "${HT[@]}" --file hostile.dat 03 "$RDMA_IP" "$PORT"
+	hostile_ok bad srv || return 1
+	alive srv || return 1
+	wait_exit by 180
+	want_rc by 0 || return 1
+	cmp -s "$W/local/by" "$root/by" || fail "the concurrent upload differs" || return 1
+	run after "$ROOT/03_file-transfer/rdma-client" "${CT[@]}" -p "$PORT" "$RDMA_IP:hostile.dat" \
+		"$W/local/after"
+	want_rc after 0 || return 1
+	cmp -s "$root/hostile.dat" "$W/local/after" || fail "the get after the attack differs" || return 1
+	# No upload of a hostile client was stored, and no temporary file left.
+	left=$(ls -A "$root" | grep -v -x -e hostile.dat -e by | tr '\n' ' ')
+	[ -z "$left" ] || fail "left in the server's directory: $left" || return 1
+	stop_server srv
+}
+
+run_tests t_hostile_clients_01 t_hostile_clients_02 t_hostile_clients_03
