@@ -35,6 +35,13 @@ enum rc_exit {
 #define RC_DEFAULT_TIMEOUT_MS 10000
 #define RC_ERR_LEN	      512
 
+/* The transport's retries (rdma-common.c explains the choice): resend
+ * after 4.096 us x 2^RC_ACK_TIMEOUT = 67 ms without an ACK, give up after
+ * RC_RETRY_COUNT resends in a row (~0.5 s). All finite. */
+#define RC_ACK_TIMEOUT	   14
+#define RC_RETRY_COUNT	   6
+#define RC_RNR_RETRY_COUNT 6
+
 /* ------------------------------------------------------------------ */
 /* Logging: an error message buffer and the -v trace, per context.    */
 /* ------------------------------------------------------------------ */
