@@ -82,16 +82,23 @@ static int open_source(struct client *cl, char *err, size_t errlen)
 {
 	struct stat st;
 
-	cl->fd = open(cl->opt.local, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO must not hang us; fstat then refuses
+	 * everything but regular files (whose size we must know). */
+	cl->fd = open(cl->opt.local, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (cl->fd < 0) {
 		snprintf(err, errlen, "cannot open '%s': %s", cl->opt.local, strerror(errno));
 		return -1;
 	}
-	if (fstat(cl->fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(cl->fd, &st)) {
+		snprintf(err, errlen, "cannot stat '%s': %s", cl->opt.local, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
 		snprintf(err, errlen, "'%s' is %s, not a regular file", cl->opt.local,
 			 S_ISDIR(st.st_mode) ? "a directory" : "a special file");
 		return -1;
 	}
+	fcntl(cl->fd, F_SETFL, 0); /* back to blocking reads */
 	/* A hint that we read it once, front to back: more read-ahead. */
 	posix_fadvise(cl->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	cl->size = (uint64_t)st.st_size;

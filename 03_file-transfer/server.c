@@ -130,6 +130,15 @@ static int accept_client(struct session *s, const void *priv, size_t priv_len)
 		/* Limits first, before anything is allocated (max_msg_sz is
 		 * checked in setup, once the device is known). */
 		ret = xfer_check_limits(&s->hello, &s->srv->opt.lim, UINT32_MAX, why, sizeof(why));
+	/* The CM reports the request from our side's point of view: the
+	 * client's initiator depth (READs it will have in flight) arrives
+	 * as the responder resources it wants from us. */
+	if (!ret && s->hello.op == XFER_GET && !c->peer_responder_resources) {
+		snprintf(why, sizeof(why), "%s",
+			 "get needs RDMA READ, but the connect request offered an initiator depth "
+			 "of 0");
+		ret = -EPROTO;
+	}
 	if (ret) {
 		rc_reject(c, why);
 		return rc_fail(&c->log, EPROTO, "rejected: %s", why);
@@ -141,11 +150,8 @@ static int accept_client(struct session *s, const void *priv, size_t priv_len)
 		return ret;
 	if (s->hello.op == XFER_GET) {
 		/* READ needs responder resources: how many of the client's
-		 * READs we serve at once. At most what the client asked
-		 * for, the device allows, and the ring holds. The CM reports
-		 * the request from our side's point of view: the client's
-		 * initiator depth arrives as the responder resources it
-		 * wants from us. */
+		 * READs we serve at once. At most what the client asked for,
+		 * what the device allows, and what the ring holds. */
 		unsigned rd = s->hello.depth;
 
 		if (rd > c->peer_responder_resources)
@@ -153,9 +159,8 @@ static int accept_client(struct session *s, const void *priv, size_t priv_len)
 		if (rd > c->dev.max_rd_atom)
 			rd = c->dev.max_rd_atom;
 		if (rd == 0) {
-			rc_reject(c, "get needs RDMA READ, but the connect request offered an "
-				     "initiator depth of 0");
-			return rc_fail(&c->log, EPROTO, "rejected: initiator depth 0 for a get");
+			rc_reject(c, "this server's device cannot serve RDMA READs");
+			return rc_fail(&c->log, ENOTSUP, "rejected: max_qp_rd_atom is 0");
 		}
 		s->rd_depth = (uint8_t)rd;
 	}

@@ -311,6 +311,11 @@ t_local_and_remote_missing() {
 	run m2 "$C" "${CT[@]}" -p 1 "$W/local/adir" "$RDMA_IP:x"
 	want_rc m2 2 || return 1
 	want_err m2 "is a directory, not a regular file" || return 1
+	mkfifo "$W/local/fifo"
+	run m4 "$C" "${CT[@]}" -p 1 "$W/local/fifo" "$RDMA_IP:x"
+	want_rc m4 2 || return 1
+	want_err m4 "is a special file, not a regular file" || return 1
+	rm "$W/local/fifo"
 	run m3 "$C" "${CT[@]}" -p 1 "$RDMA_IP:x" "$W/nodir/x"
 	want_rc m3 2 || return 1
 	want_err m3 "cannot open directory '.*/nodir'" || return 1
@@ -455,6 +460,7 @@ t_large_file() {
 	# the top of this file.
 	[ "${TEST_LARGE:-0}" = 1 ] || { REASON="set TEST_LARGE=1 (4 GiB + 1 byte each way)"; return 77; }
 	local d=$ROOT/build/e2e-large n=$((4 * 1024 * 1024 * 1024 + 1))
+	local CLIENT_LIMIT_S=1800 # for run: minutes per direction in the VM
 	rm -rf "$d" && mkdir -p "$d/root" "$d/local" || return 1
 	truncate -s "$n" "$d/local/sparse"
 	printf 'end' | dd of="$d/local/sparse" bs=1 seek=$((n - 3)) conv=notrunc status=none
