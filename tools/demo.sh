@@ -47,10 +47,23 @@ start_server() {
 
 # step CMD...: run, show output, note failure (bounded by timeout).
 step() {
+	step_expect 0 "$@"
+}
+
+# step_expect CODE CMD...: the same, for a step that must exit with CODE.
+step_expect() {
+	local want=$1 rc
+	shift
 	show "$@"
 	timeout 120 "$@" 2>&1
-	local rc=$?
-	[ "$rc" = 0 ] || { echo "demo: FAILED (exit $rc): $*"; failed=1; }
+	rc=$?
+	[ "$rc" = "$want" ] || { echo "demo: FAILED (exit $rc, expected $want): $*"; failed=1; }
+}
+
+# stop_server: SIGTERM the last server started and wait for it.
+stop_server() {
+	kill -TERM "${pids[-1]}"
+	wait "${pids[-1]}" 2>/dev/null
 }
 
 # server_log NAME: the server's output, long runs of lines shortened.
@@ -81,9 +94,43 @@ if start_server s01 ./rdma-server -p 0; then
 	step ./rdma-client "$RDMA_IP" "$PORT"
 	step ./rdma-client -m "zero-copy, kernel bypass" "$RDMA_IP" "$PORT"
 	step ./rdma-client -n 1000 "$RDMA_IP" "$PORT"
-	kill -TERM "${pids[-1]}"
-	wait "${pids[-1]}" 2>/dev/null
+	stop_server
 	server_log s01
+else
+	failed=1
+fi
+cd ..
+echo
+
+echo "=== 02_read-write: one-sided RDMA WRITE and READ into the server's advertised buffer"
+cd 02_read-write || exit 2
+if start_server s02 ./rdma-server -p 0 -s 4M; then
+	step ./rdma-client "$RDMA_IP" "$PORT"
+	step ./rdma-client --op write -s 1M -n 50 -t 16 "$RDMA_IP" "$PORT"
+	# A wrong rkey is not silent: the client shows what really happens
+	# and exits 1, and the server goes on serving.
+	step_expect 1 ./rdma-client --inject bad-rkey "$RDMA_IP" "$PORT"
+	step ./rdma-client --op read -s 64K -n 50 "$RDMA_IP" "$PORT"
+	stop_server
+	server_log s02
+else
+	failed=1
+fi
+cd ..
+echo
+
+echo "=== 03_file-transfer: a pipelined, verified file transfer (put = RDMA WRITE, get = RDMA READ)"
+cd 03_file-transfer || exit 2
+mkdir -p "$work/root" "$work/local"
+head -c 8388611 /dev/urandom >"$work/local/data.bin" # 8 MiB + 3 bytes
+if start_server s03 ./rdma-server -p 0 -r "$work/root"; then
+	step ./rdma-client --no-progress -p "$PORT" "$work/local/data.bin" "$RDMA_IP:data.bin"
+	step ./rdma-client --no-progress -p "$PORT" -c 256K -t 8 "$RDMA_IP:data.bin" "$work/local/copy.bin"
+	step cmp "$work/local/data.bin" "$work/local/copy.bin"
+	# Without -f an existing destination is refused, and left as it was.
+	step_expect 1 ./rdma-client --no-progress -p "$PORT" "$work/local/data.bin" "$RDMA_IP:data.bin"
+	stop_server
+	server_log s03
 else
 	failed=1
 fi
