@@ -862,23 +862,22 @@ static void fill_conn_param(struct rdma_conn_param *p, const void *priv, uint8_t
 
 /*
  * The local ACK timeout, set before connecting or accepting (rdma_cm
- * applies it when it moves the QP to RTS): after 4.096 us x 2^14 = 67 ms
+ * applies it when it moves the QP to RTS): after 4.096 us x 2^16 = 268 ms
  * without an ACK the NIC resends what is outstanding.
  *  - Loss: a packet lost in the middle of a stream is resent at once (the
  *    receiver NAKs the gap), but one lost at the end of a burst, a lost
- *    NAK or ACK, and most gaps in RDMA READ responses wait for this timer.
- *    Measured between two Soft-RoCE VMs with 1% loss, a 16 MiB get of 03
- *    took 11 s with 2^14, 35 s with 2^16, and with the default (2^19,
- *    2.1 s) it stalled past the programs' 10 s waits.
+ *    NAK or ACK, and many gaps in RDMA READ responses wait for this timer.
+ *    With the default (2^19 = 2.1 s on Linux 6.1) our transfers stalled
+ *    past their 10 s waits at 0.5% loss between two Soft-RoCE VMs.
+ *  - Too short is worse: with 2^14 (67 ms) healthy connections between
+ *    the same two (busy, emulated) VMs failed with RETRY_EXC_ERR without
+ *    any loss, although lossy transfers ran up to 3x faster.
  *  - Failure: a peer that stays silent is given up after (RC_RETRY_COUNT
- *    + 1) x 67 ms = ~0.5 s, with IBV_WC_RETRY_EXC_ERR naming the cause,
- *    well inside the programs' own --timeout, which still bounds every
- *    wait. So a link that is down for longer than that fails a transfer
- *    cleanly (exit 1) instead of riding it out.
- *  - Shorter timers resend spuriously when the peer is merely slow; 67 ms
- *    is far above the ~1-20 ms round trips measured between the VMs.
- * Where outages of seconds must be ridden out, raise it (2^18 = 1.1 s gives
- * ~7.5 s) and accept slower recovery from each lost packet.
+ *    + 1) x 268 ms = ~1.9 s, with IBV_WC_RETRY_EXC_ERR naming the cause,
+ *    inside the programs' own --timeout, which still bounds every wait.
+ *    A link down for longer than that fails a transfer cleanly (exit 1).
+ * On a real, lossless fabric 2^14..2^16 are common; raise it (2^18 =
+ * 1.1 s, ~7.5 s in all) where outages of seconds must be ridden out.
  */
 static int set_ack_timeout(struct rc_conn *c)
 {

@@ -36,9 +36,9 @@ enum rc_exit {
 #define RC_ERR_LEN	      512
 
 /* The transport's retries (rdma-common.c explains the choice): resend
- * after 4.096 us x 2^RC_ACK_TIMEOUT = 67 ms without an ACK, give up after
- * RC_RETRY_COUNT resends in a row (~0.5 s). All finite. */
-#define RC_ACK_TIMEOUT	   14
+ * after 4.096 us x 2^RC_ACK_TIMEOUT = 268 ms without an ACK, give up after
+ * RC_RETRY_COUNT resends in a row (~1.9 s). All finite. */
+#define RC_ACK_TIMEOUT	   16
 #define RC_RETRY_COUNT	   6
 #define RC_RNR_RETRY_COUNT 6
 
