@@ -1,54 +1,48 @@
 #!/usr/bin/env bash
-# Two-host test of tools/smoke: node 1 plays host A (smoke --server), node 2 host B
-# (smoke --client A). Runs in both nodes of `tools/rdma-env -n 2`, standalone:
+# Two-host test of tools/smoke, the way someone bringing up new hardware
+# uses it: `smoke --server` on one host, `smoke --client HOST` on the
+# other. Node 2 plays the server host (it runs what node 1 asks, see
+# tests/e2e2/lib2.sh); node 1 runs the clients and records every result.
+# Run in both nodes of `tools/rdma-env -n 2`, alone:
 #   tools/rdma-env -n 2 -- bash tests/e2e2/20-smoke.sh
-# Each node runs the tests of its role and records them under its role's name. They take turns
-# through files in RDMA_SYNC_DIR; every wait for the other node is bounded (SYNC_S), and each node
-# writes its "done" file whatever the outcome, so a failure on one side never hangs the other.
-# Exit status: 1 if a test of this node failed.
-: "${RDMA_SYNC_DIR:?run me through tools/rdma-env -n 2}"
-: "${RDMA_PEER_IP:?run me through tools/rdma-env -n 2}"
-if [ -z "${TEST_RESULTS:-}" ]; then
-	TEST_RESULTS=$(mktemp "${TMPDIR:-/tmp}/smoke-results.XXXXXX")
-fi
-RESULTS_BEFORE=$(wc -l <"$TEST_RESULTS" 2>/dev/null || echo 0)
+# Exit status (node 1): 1 if a test failed.
+# Results go to TEST_RESULTS, or alone to a file of our own (for the exit status).
+[ -n "${TEST_RESULTS:-}" ] || TEST_RESULTS=$(mktemp "${TMPDIR:-/tmp}/s20-results.XXXXXX")
+# shellcheck source=../lib.sh source-path=SCRIPTDIR
 . "$(dirname "$0")/../lib.sh"
+P2=s20
+# shellcheck source=lib2.sh
+. "$(dirname "$0")/lib2.sh"
+
+if [ "$RDMA_NODE" = 2 ]; then
+	agent_serve
+	exit $?
+fi
 
 SMOKE=$ROOT/tools/smoke
-BASE=18471 # the smoke server's ports: 18471-18473
-SYNC_S=240 # how long one node waits for the other's next step
+PEER=$RDMA_PEER_IP
+BASE=18471 # the smoke server's ports on node 2: 18471-18473
+SRV=s20-smoke-server
+RESULTS_BEFORE=$(wc -l <"$TEST_RESULTS" 2>/dev/null || echo 0)
+trap 'cleanup_test; cleanup2; agent_quit; rm -rf "$T"' EXIT
 
-# signal NAME: tell the other node (write a temporary name, then rename).
-signal() {
-	echo "$RDMA_NODE" >"$RDMA_SYNC_DIR/.smoke-$1.tmp$RDMA_NODE" &&
-		mv "$RDMA_SYNC_DIR/.smoke-$1.tmp$RDMA_NODE" "$RDMA_SYNC_DIR/smoke-$1"
+# show NAME FILE: the output of a run, indented, for the log.
+show() {
+	echo "    $1:"
+	sed 's/^/    | /' "$2"
 }
-
-# await NAME: until the other node signalled NAME (bounded).
-await() {
-	local i
-	for ((i = 0; i < SYNC_S * 10; i++)); do
-		[ -e "$RDMA_SYNC_DIR/smoke-$1" ] && return 0
-		sleep 0.1
-	done
-	fail "the other node did not signal '$1' within ${SYNC_S}s"
-}
-
-# ---- node 2: host B, the client --------------------------------------------------------
 
 t_client_without_server_fails() {
-	# Node 1 has started no smoke server yet: every check must FAIL with
-	# the reason and a hint, and exit 1, all within bounded time.
+	# Nothing runs on node 2 yet: every check must FAIL with the reason
+	# and a hint, and smoke exits 1, all within bounded time.
 	local t0=$SECONDS
-	run smoke "$SMOKE" --client "$RDMA_PEER_IP" -p $BASE --timeout 5
-	signal no-server-done
-	echo "    client output without a server ($((SECONDS - t0)) s):"
-	sed 's/^/    | /' "$T/smoke.out"
+	run smoke "$SMOKE" --client "$PEER" -p $BASE --timeout 5
+	show "smoke --client without a server ($((SECONDS - t0)) s)" "$T/smoke.out"
 	want_rc smoke 1 || return 1
 	want_out smoke "^smoke: 5 checks, 0 passed, 4 failed, 1 skipped$" || return 1
 	[ "$(grep -Ec '^0[123] .* FAIL .*REJECTED' "$T/smoke.out")" = 4 ] ||
 		fail "FAIL rows without the reason: $(tail_of "$T/smoke.out" 16)" || return 1
-	[ "$(grep -c "hint: is 'tools/smoke --server' running on $RDMA_PEER_IP" "$T/smoke.out")" = 4 ] ||
+	[ "$(grep -c "hint: is 'tools/smoke --server' running on $PEER, with the same -p" "$T/smoke.out")" = 4 ] ||
 		fail "FAIL rows without the hint: $(tail_of "$T/smoke.out" 16)" || return 1
 	want_out smoke "^03 get 4 MiB file +SKIP +not run: the put failed" || return 1
 	# After a failure, rdma-check (when present) looks at this host.
@@ -58,48 +52,38 @@ t_client_without_server_fails() {
 	[ $((SECONDS - t0)) -le 120 ] || fail "took $((SECONDS - t0)) s"
 }
 
-t_client_all_pass() {
-	local r=0
-	await server-ready || { signal client-done; return 1; }
-	run smoke "$SMOKE" --client "$RDMA_PEER_IP" -p $BASE --timeout 10
-	signal client-done
-	echo "    client output:"
-	sed 's/^/    | /' "$T/smoke.out"
+t_server_and_client_on_two_hosts() {
+	local i
+	spawn2 $SRV "$SMOKE" --server -p $BASE || return 1
+	for ((i = 0; i < 300; i++)); do
+		grep -q "^smoke: ready" "$S2/$SRV.out" 2>/dev/null && break
+		[ -e "$S2/$SRV.rc" ] && break
+		nap 0.1
+	done
+	grep -q "^smoke: ready" "$S2/$SRV.out" ||
+		fail "smoke --server on node 2 not ready within 30 s: $(tail_of "$S2/$SRV.err")" || return 1
+	grep -q "^smoke: clients connect to $PEER (.*): tools/smoke --client $PEER -p $BASE$" "$S2/$SRV.out" ||
+		fail "the server names no address for clients: $(tail_of "$S2/$SRV.out")" || return 1
+	run smoke "$SMOKE" --client "$PEER" -p $BASE --timeout 10
+	show "smoke --client $PEER" "$T/smoke.out"
 	want_rc smoke 0 || return 1
-	[ "$(grep -Ec '^0[123] .* PASS ' "$T/smoke.out")" = 5 ] || fail "not 5 PASS rows: $(tail_of "$T/smoke.out" 8)" || return 1
+	[ "$(grep -Ec '^0[123] .* PASS ' "$T/smoke.out")" = 5 ] ||
+		fail "not 5 PASS rows: $(tail_of "$T/smoke.out" 8)" || return 1
 	want_out smoke "^01 send/recv 64 B x1000 +PASS +round trip median [0-9.]+ us" || return 1
 	want_out smoke "^02 bandwidth 1 MiB x50 +PASS +write [0-9.]+ MiB/s" || return 1
-	want_out smoke "^smoke: 5 checks, 5 passed, 0 failed$"
+	want_out smoke "^03 get 4 MiB file +PASS +[0-9.]+ MiB/s, sha256 of the copy equals the original$" || return 1
+	want_out smoke "^smoke: 5 checks, 5 passed, 0 failed$" || return 1
+	# SIGTERM stops the server side cleanly, with exit 0.
+	stop_server2 $SRV || return 1
+	show "smoke --server on node 2" "$S2/$SRV.out"
+	# Its log shows this client's sessions, without 01's per-message lines.
+	grep -Eq "^\[01\] connection from $RDMA_IP port [0-9]+ closed after 1000 messages$" "$S2/$SRV.out" &&
+		grep -Eq "^\[02\] client $RDMA_IP port [0-9]+ done: 2097152 bytes, checksum fnv1a64 0x[0-9a-f]+, the same as the client's$" "$S2/$SRV.out" &&
+		grep -Eq "^\[03\] get 'smoke-.*\.bin' to $RDMA_IP port [0-9]+: 4194304 bytes, .* verified by the client$" "$S2/$SRV.out" &&
+		! grep -q "^\[01\] received" "$S2/$SRV.out" &&
+		grep -q "^smoke: stopping$" "$S2/$SRV.out" ||
+		fail "the server's log lacks the client's sessions: $(tail_of "$S2/$SRV.out" 6)"
 }
 
-# ---- node 1: host A, the server ------------------------------------------------------------
-
-t_server_serves_peer() {
-	await no-server-done || return 1
-	spawn srv "$SMOKE" --server -p $BASE
-	if ! wait_for srv "^smoke: ready" 30; then
-		signal server-ready # node 2 then fails fast instead of waiting
-		return 1
-	fi
-	want_out srv "^smoke: clients connect to $RDMA_IP " || { signal server-ready; return 1; }
-	signal server-ready
-	await client-done || return 1
-	alive srv || return 1
-	kill -TERM "${PID[srv]}"
-	wait_exit srv 15
-	echo "    server output:"
-	sed 's/^/    | /' "$T/srv.out"
-	want_rc srv 0 || return 1
-	# The peer's connections show in the server's log, 01's per-message
-	# lines left out.
-	want_out srv "^\[01\] connection from $RDMA_PEER_IP port [0-9]+ closed after 1000 messages$" || return 1
-	want_out srv "^\[02\] client $RDMA_PEER_IP port [0-9]+ done: 2097152 bytes, checksum fnv1a64 0x[0-9a-f]+, the same as the client's$" || return 1
-	! grep -q "^\[01\] received" "$T/srv.out" || fail "01's per-message lines were shown"
-}
-
-if [ "$RDMA_NODE" = 1 ]; then
-	run_tests t_server_serves_peer
-else
-	run_tests t_client_without_server_fails t_client_all_pass
-fi
+run_tests t_client_without_server_fails t_server_and_client_on_two_hosts
 ! tail -n +"$((RESULTS_BEFORE + 1))" "$TEST_RESULTS" | grep -q '^not ok'
