@@ -148,7 +148,7 @@ static int open_destination(struct client *cl, char *err, size_t errlen)
 	}
 	cl->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cl->dirfd < 0) {
-		snprintf(err, errlen, "cannot open directory '%s': %s", dir, strerror(errno));
+		snprintf(err, errlen, "cannot open directory '%.300s': %s", dir, strerror(errno));
 		return -1;
 	}
 	if (xfer_sink_open(&cl->sink, cl->dirfd, cl->local_name, cl->opt.force, why, sizeof(why))) {
