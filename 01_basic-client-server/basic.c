@@ -123,7 +123,9 @@ static const char client_usage[] =
 static const char server_usage[] =
 	"usage: rdma-server [options]\n"
 	"Accept RDMA connections; answer each received message with the same\n"
-	"payload.\n\n" RC_USAGE_SERVER
+	"payload.\n\n"
+	"  -q, --quiet           no line per message: a write to stdout costs about as\n"
+	"                        much as an RDMA round trip (for benchmarks)\n" RC_USAGE_SERVER
 	"\nPrints 'listening on ADDR port N' once ready. Stops on SIGINT/SIGTERM.\n";
 
 #define MAX_CLIENTS 16
@@ -205,14 +207,16 @@ int basic_parse_server(int argc, char **argv, struct server_opts *o, char *err, 
 {
 	static const struct option longopts[] = {
 		RC_LONGOPTS_SERVER,
+		{ "quiet", no_argument, NULL, 'q' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, ret;
 
+	*o = (struct server_opts){ 0 };
 	rc_opts_init(&o->rc, MAX_CLIENTS);
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, RC_SHORTOPTS_SERVER, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, RC_SHORTOPTS_SERVER "q", longopts, NULL)) != -1) {
 		ret = rc_opts_handle(&o->rc, c, optarg, argv, err, errlen);
 		if (ret == 2) {
 			printf(server_usage, MAX_CLIENTS);
@@ -220,6 +224,8 @@ int basic_parse_server(int argc, char **argv, struct server_opts *o, char *err, 
 		}
 		if (ret < 0)
 			return ret;
+		if (ret == 0 && c == 'q')
+			o->quiet = true;
 	}
 	if (optind < argc)
 		return rc_usage_error(err, errlen, "unexpected argument '%s'", argv[optind]);

@@ -65,6 +65,7 @@ struct client_opts {
 
 struct server_opts {
 	struct rc_opts rc; /* -p, -b, --once, --max-clients, --timeout, --poll, -v */
+	bool quiet;	   /* -q: no line per message */
 };
 
 int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, size_t errlen);

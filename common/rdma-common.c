@@ -15,6 +15,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -282,10 +283,13 @@ static int set_nonblock(int fd)
 /* Milliseconds left until deadline_us (at least 0), -1 for none. */
 static int ms_left(uint64_t deadline_us)
 {
-	uint64_t now = rc_now_us(), left;
+	uint64_t now, left;
 
 	if (deadline_us == NO_DEADLINE)
 		return -1;
+	if (deadline_us == 0)
+		return 0; /* "just look": no need to read the clock */
+	now = rc_now_us();
 	if (now >= deadline_us)
 		return 0;
 	left = (deadline_us - now + 999) / 1000;
@@ -294,7 +298,8 @@ static int ms_left(uint64_t deadline_us)
 
 /*
  * Wait until one of n fds (entries < 0 are skipped) is readable. Returns
- * its index, -ETIMEDOUT, or another negative errno.
+ * its index, -ETIMEDOUT, or another negative errno. A deadline of 0 only
+ * looks, without reading the clock.
  */
 static int wait_readable(const int *fds, int n, uint64_t deadline_us)
 {
@@ -443,7 +448,13 @@ static int hand_out_wc(struct rc_conn *c, struct ibv_wc *wc)
 
 int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 {
-	uint64_t deadline = rc_now_us() + (uint64_t)c->timeout_ms * 1000u;
+	/*
+	 * The deadline is set when we first have to wait, not here: reading
+	 * the clock is a system call where the clocksource is not the TSC
+	 * (hpet in many VMs: microseconds each), and a completion that is
+	 * already queued, or arrives while we spin, should cost none.
+	 */
+	uint64_t deadline = 0;
 	int fds[3] = { c->dev.channel->fd, c->cm_channel->fd, c->cancel_fd };
 	bool armed = false;
 	unsigned spins = 0;
@@ -465,10 +476,23 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 			continue;
 		}
 		if (c->busy_poll && !c->peer_disconnected) {
-			/* Spin: lowest latency, one core at 100%. Look at the
-			 * CM and cancel fds and the clock now and then. */
-			if (++spins % 4096)
+			/*
+			 * Spin: lowest latency, one core at 100%. Every 256
+			 * empty polls, give way: a spinner that keeps its CPU
+			 * starves whatever must run there before our
+			 * completion can arrive (the peer on the same host,
+			 * Soft-RoCE's kernel work): 8 ms instead of 50 us
+			 * round trips, measured on rxe. Alone on its CPU,
+			 * sched_yield() returns at once. Every 4096, look at
+			 * the CM and cancel fds and the clock (system calls).
+			 */
+			if (++spins % 256)
 				continue;
+			sched_yield();
+			if (spins % 4096)
+				continue;
+			if (!deadline)
+				deadline = rc_now_us() + (uint64_t)c->timeout_ms * 1000u;
 			ret = wait_readable(fds + 1, 2, 0);
 			if (ret == -ETIMEDOUT && rc_now_us() < deadline)
 				continue;
@@ -491,6 +515,8 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 		if (c->peer_disconnected)
 			return rc_fail(&c->log, ECONNRESET, "the peer disconnected; hint: %s",
 				       rc_cm_event_hint(RDMA_CM_EVENT_DISCONNECTED, 0));
+		if (!deadline)
+			deadline = rc_now_us() + (uint64_t)c->timeout_ms * 1000u;
 		ret = wait_readable(fds, 3, deadline);
 	readable:
 		if (ret == 0) {
