@@ -161,6 +161,15 @@ demo:
 	$(MAKE) all
 	tools/rdma-env -- tools/demo.sh
 
+# Our examples against perftest and rcopy in one run (tools/bench, README
+# "Performance"). BENCH_REPS=N (default 3), BENCH_QUICK=1 (a short smoke
+# run), BENCH_OUT=docs (publish the run), NODES=2 (two VMs).
+.PHONY: bench
+bench:
+	tools/deps base bench
+	$(MAKE) all
+	tools/bench
+
 # Is this machine ready for RDMA? One line per check, with the fix for each failure.
 check-env:
 	tools/rdma-check
