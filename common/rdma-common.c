@@ -226,10 +226,11 @@ const char *rc_wc_status_hint(enum ibv_wc_status st)
 		return "the peer could not carry out the operation (e.g. our message was larger "
 		       "than the receive buffer it posted)";
 	/* Soft-RoCE reports a message larger than the receive buffer as
-	 * this, not as LOC_LEN_ERR. */
+	 * this, not as LOC_LEN_ERR, and a send while its link is down. */
 	case IBV_WC_LOC_QP_OP_ERR:
-		return "on a receive: the peer sent a message larger than the receive buffer "
-		       "posted for it; else a work request this QP cannot carry out";
+		return "the QP could not carry out the work request: on a receive, the peer sent a "
+		       "message larger than the receive buffer posted for it; on a send, the link "
+		       "may be down";
 	default: return "see ibv_poll_cq(3)";
 	}
 }
