@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# End-to-end load test: many clients at once against one 03 server and one
+# 01 server, all verified, and afterwards the servers hold no more than
+# before: the same RDMA resources (rdma resource show: pd, cq, qp, cm_id,
+# mr, ctx), the same open files, and no memory that grows from one round
+# of clients to the next. Run through tools/rdma-env.
+# shellcheck source=../lib.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/../lib.sh"
+
+S1=$ROOT/01_basic-client-server/rdma-server
+C1=$ROOT/01_basic-client-server/rdma-client
+S3=$ROOT/03_file-transfer/rdma-server
+C3=$ROOT/03_file-transfer/rdma-client
+CT=(--timeout 20) # generous: 11 clients share the VM's two CPUs
+W=$(mktemp -d "${TMPDIR:-/tmp}/rdma-e2e-07.XXXXXX")
+trap 'cleanup_test; rm -rf "$T" "$W"' EXIT
+# How much a server's resident memory may grow from one round of clients
+# to the next. Not zero: glibc keeps freed memory in per-thread arenas for
+# reuse (each client thread may get one), and pages touched once stay
+# resident until trimmed. A leak of the per-client ring (1 MiB x 16) or of
+# the per-connection buffers would add megabytes every round.
+RSS_SLACK_KB=4096
+
+# resources: the RDMA resources of the whole VM (only our two servers
+# should hold any between rounds) as "pd N cq N qp N cm_id N mr N ctx N".
+resources() {
+	rdma resource show | sed -n 's/^[0-9]*: [^:]*: *//p' | tr -s ' ' | sed 's/ *srq [0-9]*//; s/ *$//'
+}
+
+# server_state NAME: "rss KB fds N" of a running server.
+server_state() {
+	local pid=${PID[$1]} rss fds
+	rss=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$pid/status")
+	fds=$(ls "/proc/$pid/fd" | wc -l)
+	echo "rss $rss fds $fds"
+}
+
+# round N: 4 puts and 4 gets of 8 MiB (03) and 3 clients of 01 with 300
+# messages each, all at once; every one must succeed and verify.
+round() {
+	local n=$1 i
+	for i in 1 2 3 4; do
+		spawn put$i "$C3" "${CT[@]}" -q "$W/local/p$i" "$RDMA_IP:p$i-$n" -p "$P3"
+		spawn get$i "$C3" "${CT[@]}" -q -p "$P3" "$RDMA_IP:g$i" "$W/local/g$i-$n"
+	done
+	for i in 1 2 3; do
+		spawn b$i "$C1" "${CT[@]}" -n 300 -m "load $i" "$RDMA_IP" "$P1"
+	done
+	for i in 1 2 3 4; do
+		wait_exit put$i 180
+		want_rc put$i 0 || return 1
+		cmp -s "$W/local/p$i" "$W/root/p$i-$n" || fail "round $n: put $i stored different data" || return 1
+		wait_exit get$i 180
+		want_rc get$i 0 || return 1
+		cmp -s "$W/root/g$i" "$W/local/g$i-$n" || fail "round $n: get $i fetched different data" || return 1
+		rm -f "$W/root/p$i-$n" "$W/local/g$i-$n"
+	done
+	for i in 1 2 3; do
+		wait_exit b$i 180
+		want_rc b$i 0 || return 1
+		want_out b$i "^verified 300 of 300 replies$" || return 1
+	done
+}
+
+# settled WANT: until the RDMA resources are back to WANT (the servers
+# tear a connection down after its client has gone), at most 15 s.
+settled() {
+	local i now
+	for ((i = 0; i < 30; i++)); do
+		now=$(resources)
+		[ "$now" = "$1" ] && return 0
+		sleep 0.5
+	done
+	fail "RDMA resources did not return to '$1': now '$now'"
+}
+
+t_eleven_clients_at_once_then_nothing_left() {
+	local i base r0 s0 s1 s2 grow x y
+	mkdir -p "$W/root" "$W/local"
+	for i in 1 2 3 4; do
+		head -c $((8 << 20)) /dev/urandom >"$W/local/p$i"
+		head -c $((8 << 20)) /dev/urandom >"$W/root/g$i"
+	done
+	base=$(resources)
+	start_server s3 "$S3" -r "$W/root" --max-clients 16 || return 1
+	P3=$PORT
+	start_server s1 "$S1" --max-clients 16 || return 1
+	P1=$PORT
+	# Warm up: one of each, so that what stays allocated for reuse (the
+	# first thread's arena, the listener) is in the baseline.
+	run w1 "$C3" "${CT[@]}" -q "$W/local/p1" "$RDMA_IP:warm" -p "$P3"
+	want_rc w1 0 || return 1
+	run w2 "$C1" "${CT[@]}" -n 10 "$RDMA_IP" "$P1"
+	want_rc w2 0 || return 1
+	r0=$(resources)
+	settled "$r0" || return 1
+	s0="$(server_state s3) / $(server_state s1)"
+	round 1 || return 1
+	settled "$r0" || return 1
+	s1="$(server_state s3) / $(server_state s1)"
+	round 2 || return 1
+	settled "$r0" || return 1
+	s2="$(server_state s3) / $(server_state s1)"
+	echo "    RDMA resources: before the servers '$base'; with the servers idle '$r0', after each round the same"
+	echo "    03 / 01 server: warm $s0; after round 1 $s1; after round 2 $s2"
+	# The same open files after each round; memory does not keep growing.
+	[ "$(sed 's/rss [0-9]* //g' <<<"$s0")" = "$(sed 's/rss [0-9]* //g' <<<"$s2")" ] ||
+		fail "open files changed: $s0 -> $s2" || return 1
+	read -ra x <<<"$s1"
+	read -ra y <<<"$s2"
+	for i in 1 6; do # the rss fields of the 03 and the 01 server
+		grow=$((y[i] - x[i]))
+		[ "$grow" -le "$RSS_SLACK_KB" ] ||
+			fail "a server's RSS grew by $grow kB from round 1 to round 2 (limit $RSS_SLACK_KB): $s1 -> $s2" ||
+			return 1
+	done
+	# Each server logged every client as done.
+	[ "$(grep -c "^put 'p[1-4]-[12]' from .* verified, stored$" "$T/s3.out")" = 8 ] ||
+		fail "the 03 server did not log 8 stored puts: $(tail_of "$T/s3.out" 4)" || return 1
+	[ "$(grep -c "^get 'g[1-4]' to .* verified by the client$" "$T/s3.out")" = 8 ] ||
+		fail "the 03 server did not log 8 verified gets" || return 1
+	[ "$(grep -c 'closed after 300 messages' "$T/s1.out")" = 6 ] ||
+		fail "the 01 server did not log 6 sessions of 300 messages" || return 1
+	stop_server s3 && stop_server s1 || return 1
+	# With the servers gone, the VM holds what it held before them.
+	settled "$base"
+}
+
+run_tests t_eleven_clients_at_once_then_nothing_left
