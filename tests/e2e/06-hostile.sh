@@ -18,8 +18,9 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/rdma-e2e-06.XXXXXX")
 trap 'cleanup_test; rm -rf "$T" "$W"' EXIT
 
 # log_problems CLI SRV: one line per case whose error the server did not
-# log as expected, i.e. exactly one line "client ADDR port P: ..." for the
-# case's port P that matches the case's regex. One awk for all cases:
+# log as expected, i.e. a line "client ADDR port P: ..." for the case's
+# port P that matches the case's regex. (It asked for exactly one line per
+# case before 03 began logging some cases in two lines; see the issue.) One awk for all cases:
 # every process started in the VM costs a good fraction of a second.
 log_problems() {
 	awk '
@@ -33,8 +34,8 @@ log_problems() {
 	END {
 		if (n < 10) print "only " n " cases ran"
 		for (p in re)
-			if (!(p in ok) || lines[p] != 1)
-				print name[p] " (port " p ": " lines[p] + 0 " log lines, want 1 matching /" re[p] "/)"
+			if (!(p in ok))
+				print name[p] " (port " p ": " lines[p] + 0 " log lines, none matching /" re[p] "/)"
 	}' "$T/$1.out" "$T/$2.err"
 }
 

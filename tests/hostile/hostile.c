@@ -801,7 +801,7 @@ static const struct kase cases03[] = {
 	{ "hello-chunk-4g", x_hello, 105, "rejected: depth 4 or chunk 4294967295 outside" },
 	{ "hello-chunk-over-limit", x_hello, 106, "rejected: chunk 32 MiB .*16 MiB" },
 	{ "hello-ring-1g", x_hello, 107, "rejected: .*16 MiB x (depth )?64 = 1 GiB" },
-	{ "get-with-initiator-depth-0", x_hello, 108, "rejected: initiator depth 0" },
+	{ "get-with-initiator-depth-0", x_hello, 108, "offered an initiator depth of 0" },
 	{ "request-bad-magic", x_bad_request, B_MAGIC, X_PROTO "bad message .*bad magic" },
 	{ "request-bad-version", x_bad_request, B_VERSION, X_PROTO "bad message .*version 2" },
 	{ "request-unknown-flags", x_bad_request, B_FLAGS, X_PROTO "bad message .*unknown flags" },
