@@ -158,6 +158,14 @@ stop_server() {
 	fail "server $1 exited $RC after SIGTERM (124: did not exit in 10s): $(tail_of "$T/$1.err")"
 }
 
+# unsanitized: skip (77) when the programs are built with SANITIZE=...:
+# valgrind cannot run binaries instrumented by ASan.
+unsanitized() {
+	[ -z "${SANITIZE:-}" ] && return 0
+	REASON="built with SANITIZE=$SANITIZE: valgrind cannot run ASan binaries"
+	return 77
+}
+
 record() {
 	echo "$1" | tee -a "$TEST_RESULTS"
 }

@@ -214,6 +214,7 @@ t_sequence_matches_trace() {
 t_valgrind_clean() {
 	# No invalid access, no uninitialised use, no leak, on either side.
 	command -v valgrind >/dev/null || { REASON="valgrind not installed"; return 77; }
+	unsanitized || return 77
 	local vg=(valgrind -q --leak-check=full --show-leak-kinds=definite,indirect
 		--errors-for-leak-kinds=definite,indirect --error-exitcode=9)
 	SERVER_READY_S=60 start_server srv "${vg[@]}" "$S" --once || return 1
