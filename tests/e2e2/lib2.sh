@@ -162,3 +162,54 @@ cleanup_test() {
 	[ "$RDMA_NODE" = 1 ] && cleanup2
 	return 0
 }
+
+# ---- node 1: checks for fault tests ------------------------------------
+
+# sha2 PATH: sha256 of a file on node 2 (empty if missing).
+sha2() {
+	on2 "sha256sum <'$1' 2>/dev/null | cut -d' ' -f1" >/dev/null
+	head -n1 "$T/on2.out"
+}
+sha1() { sha256sum <"$1" | cut -d' ' -f1; }
+
+# within NAME SECONDS START: the run that began at START took at most SECONDS.
+within() {
+	[ $((SECONDS - $3)) -le "$2" ] && return 0
+	fail "$1 took $((SECONDS - $3))s, more than ${2}s"
+}
+
+# wait_temp2 DIR SECONDS: until a temporary file with data exists in DIR on
+# node 2 (the transfer is under way). One request: node 2 polls itself.
+wait_temp2() {
+	on2 "end=\$((SECONDS + $2)); while [ \$SECONDS -lt \$end ]; do
+		[ -n \"\$(find $1 -maxdepth 1 -name '.*.part' -size +0)\" ] && exit 0; sleep 0.1; done; exit 1" &&
+		return 0
+	fail "no temporary file with data appeared on node 2 in $1 within $2s"
+}
+
+# wait_no_temp2 DIR SECONDS: until no temporary file is left in DIR on node 2.
+wait_no_temp2() {
+	on2 "end=\$((SECONDS + $2)); while [ \$SECONDS -lt \$end ]; do
+		[ -z \"\$(find $1 -maxdepth 1 -name '.*.part')\" ] && exit 0; sleep 0.1; done
+		find $1 -maxdepth 1 -name '.*.part'; exit 1" && return 0
+	fail "temporary files still in $1 on node 2 after $2s: $(tail_of "$T/on2.out")"
+}
+
+# wait_local_temp DIR SECONDS: until a local temporary file has data (our
+# get is under way).
+wait_local_temp() {
+	local end=$((SECONDS + $2))
+	while [ $SECONDS -lt $end ]; do
+		[ -n "$(find "$1" -maxdepth 1 -name '.*.part' -size +0)" ] && return 0
+		nap 0.1
+	done
+	fail "no temporary file with data appeared in $1 within $2s"
+}
+
+# no_temp DIR: no temporary file left in a local directory.
+no_temp() {
+	local left
+	left=$(find "$1" -maxdepth 1 -name '.*.part' | head -n3 | tr '\n' ' ')
+	[ -z "$left" ] && return 0
+	fail "temporary files left in $1: $left"
+}

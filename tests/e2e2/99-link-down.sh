@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Two-node test: the client's link goes down for 5 s (`ip link set eth0
+# down`, then up) while a put and a get of 03 run. Node 1 runs the clients
+# and the test; node 2 the servers (tests/e2e2/lib2.sh).
+#
+# This file runs last (99): after a link flap with RDMA traffic in flight,
+# Soft-RoCE on Linux 6.1 in these VMs stopped receiving on the flapped
+# node for the rest of the run (new connections and rping time out), which
+# would fail any test after it. A flap on an idle link does not do this.
+# shellcheck source=../lib.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/../lib.sh"
+P2=f99
+# shellcheck source=lib2.sh
+. "$(dirname "$0")/lib2.sh"
+
+if [ "$RDMA_NODE" = 2 ]; then
+	agent_serve
+	exit $?
+fi
+
+B1=$ROOT/01_basic-client-server
+B3=$ROOT/03_file-transfer
+PEER=$RDMA_PEER_IP
+R2=/tmp/f99-root # the 03 server's directory, on node 2
+W=$(mktemp -d "${TMPDIR:-/tmp}/f99.XXXXXX")
+CT=(--timeout 10) # every client wait is bounded by this
+MARGIN=5          # seconds allowed beyond a client's --timeout to exit
+declare -A SPORT  # example -> port of its server on node 2
+trap 'cleanup_test; KEEP2=(); cleanup2; ip link set eth0 up; agent_quit; rm -rf "$T" "$W"' EXIT
+
+# A put and a get while the client's link is down for 5 s: each completes
+# with verified data, or exits 1 within its timeout (plus a margin) after
+# the link went down. Never success with wrong data, never a file left
+# over on either side.
+t_link_down_5s_during_put_and_get() {
+	local t0 t_down n
+	on2 "rm -rf $R2 && mkdir -p $R2 && head -c $((16 << 20)) /dev/urandom >$R2/src16" || return 1
+	start_server2 srv1 "$B1/rdma-server" || return 1
+	SPORT[01]=$PORT
+	start_server2 srv3 "$B3/rdma-server" -r "$R2" || return 1
+	SPORT[03]=$PORT
+	head -c $((16 << 20)) /dev/urandom >"$W/data16"
+	mkdir -p "$W/ld"
+	spawn put "$B3/rdma-client" "${CT[@]}" -c 256K -t 4 "$W/data16" "$PEER:ld" -p "${SPORT[03]}"
+	spawn get "$B3/rdma-client" "${CT[@]}" -c 256K -t 4 -p "${SPORT[03]}" "$PEER:src16" "$W/ld/got"
+	wait_temp2 "$R2" 20 || return 1
+	wait_local_temp "$W/ld" 20 || return 1
+	t0=$SECONDS
+	ip link set eth0 down
+	nap 5
+	ip link set eth0 up
+	t_down=$((SECONDS - t0))
+	for n in put get; do
+		wait_exit $n $((10 + 20 + MARGIN))
+		echo "    $n, link down for ${t_down}s: exit $RC after $((SECONDS - t0))s: $(tail -n1 "$T/$n.err" | cut -c1-160)"
+		if [ "$RC" = 0 ]; then
+			if [ $n = put ]; then
+				[ "$(sha2 "$R2/ld")" = "$(sha1 "$W/data16")" ] || fail "put reported success, the stored file differs" || return 1
+			else
+				[ "$(sha1 "$W/ld/got")" = "$(sha2 "$R2/src16")" ] || fail "get reported success, the file differs" || return 1
+			fi
+			continue
+		fi
+		want_rc $n 1 || return 1
+		within "the failing $n" $((10 + MARGIN)) "$t0" || return 1
+	done
+	[ -e "$W/ld/got" ] && [ "$(sha1 "$W/ld/got")" != "$(sha2 "$R2/src16")" ] && fail "a wrong file was left by the get" && return 1
+	no_temp "$W/ld" || return 1
+	# The server drops its side (DISCONNECTED or its own 10 s timeout,
+	# once the link is back) and removes its temporary file.
+	wait_no_temp2 "$R2" 25 || return 1
+	on2 "[ ! -e $R2/ld ] || [ \"\$(sha256sum <$R2/ld | cut -d' ' -f1)\" = $(sha1 "$W/data16") ]" ||
+		fail "a wrong file is stored on the server" || return 1
+	alive2 srv3 || return 1
+	stop_server2 srv3 || return 1
+	# Observed, not required: after a flap with RDMA traffic in flight,
+	# Soft-RoCE (Linux 6.1, in these VMs) stopped receiving on this node
+	# (new connections time out, rping too); after a flap on an idle link
+	# it did not. So this test runs last.
+	run after "$B1/rdma-client" --timeout 3 -n 1 "$PEER" "${SPORT[01]}"
+	echo "    a new connection after the flap: exit $RC $(tail -n1 "$T/after.err")"
+	stop_server2 srv1
+}
+
+run_tests t_link_down_5s_during_put_and_get
