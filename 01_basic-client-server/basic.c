@@ -106,6 +106,8 @@ void basic_quote(char *out, size_t outlen, const uint8_t *p, uint32_t len, uint3
 /* Options                                                             */
 /* ------------------------------------------------------------------ */
 
+#define MAX_CLIENTS 16
+
 static const char client_usage[] =
 	"usage: rdma-client [options] SERVER [PORT]\n"
 	"Connect to an rdma-server, SEND messages, and check that each reply\n"
@@ -124,11 +126,8 @@ static const char server_usage[] =
 	"usage: rdma-server [options]\n"
 	"Accept RDMA connections; answer each received message with the same\n"
 	"payload.\n\n"
-	"  -q, --quiet           no line per message: a write to stdout costs about as\n"
-	"                        much as an RDMA round trip (for benchmarks)\n" RC_USAGE_SERVER
-	"\nPrints 'listening on ADDR port N' once ready. Stops on SIGINT/SIGTERM.\n";
-
-#define MAX_CLIENTS 16
+	"  -q, --quiet           no line per message (for benchmarks: a write to\n"
+	"                        stdout costs about a round trip)\n" RC_USAGE_SERVER(MAX_CLIENTS);
 
 enum { OPT_JSON = RC_OPT_FIRST_FREE };
 
@@ -148,18 +147,8 @@ int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, 
 
 	*o = (struct client_opts){ .count = 1 };
 	rc_opts_init(&o->rc, 1);
-	optind = 0; /* glibc: full re-initialisation (for tests) */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, RC_SHORTOPTS_CLIENT "m:s:n:", longopts, NULL)) != -1) {
-		ret = rc_opts_handle(&o->rc, c, optarg, argv, err, errlen);
-		if (ret == 2) {
-			fputs(client_usage, stdout);
-			return 1;
-		}
-		if (ret < 0)
-			return ret;
-		if (ret == 1)
-			continue;
+	while ((ret = rc_getopt(&o->rc, argc, argv, RC_SHORTOPTS_CLIENT "m:s:n:", longopts,
+				client_usage, &c, err, errlen)) == 1) {
 		switch (c) {
 		case 'm': o->text = optarg; break;
 		case 's':
@@ -177,18 +166,11 @@ int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, 
 		case OPT_JSON: o->json = true; break;
 		}
 	}
-	if (optind >= argc)
-		return rc_usage_error(err, errlen, "missing SERVER");
-	o->server = argv[optind++];
-	if (optind < argc) {
-		if (rc_parse_port(argv[optind]))
-			return rc_usage_error(err, errlen, "invalid port '%s'", argv[optind]);
-		if (o->rc.port_given && strcmp(o->rc.port, argv[optind]))
-			return rc_usage_error(err, errlen, "two different ports given");
-		o->rc.port = argv[optind++];
-	}
-	if (optind < argc)
-		return rc_usage_error(err, errlen, "unexpected argument '%s'", argv[optind]);
+	if (ret) /* 2: --help was printed */
+		return ret == 2 ? 1 : ret;
+	ret = rc_opts_server_args(&o->rc, argc, argv, &o->server, err, errlen);
+	if (ret)
+		return ret;
 	if (o->text && have_size)
 		return rc_usage_error(err, errlen, "-m and -s exclude each other");
 	if (!have_size) {
@@ -214,19 +196,13 @@ int basic_parse_server(int argc, char **argv, struct server_opts *o, char *err, 
 
 	*o = (struct server_opts){ 0 };
 	rc_opts_init(&o->rc, MAX_CLIENTS);
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, RC_SHORTOPTS_SERVER "q", longopts, NULL)) != -1) {
-		ret = rc_opts_handle(&o->rc, c, optarg, argv, err, errlen);
-		if (ret == 2) {
-			printf(server_usage, MAX_CLIENTS);
-			return 1;
-		}
-		if (ret < 0)
-			return ret;
-		if (ret == 0 && c == 'q')
+	while ((ret = rc_getopt(&o->rc, argc, argv, RC_SHORTOPTS_SERVER "q", longopts, server_usage,
+				&c, err, errlen)) == 1) {
+		if (c == 'q')
 			o->quiet = true;
 	}
+	if (ret) /* 2: --help was printed */
+		return ret == 2 ? 1 : ret;
 	if (optind < argc)
 		return rc_usage_error(err, errlen, "unexpected argument '%s'", argv[optind]);
 	return 0;

@@ -406,6 +406,8 @@ const char *rw_wc_status_name(int status)
 /* Long-only options of 02, numbered after the shared ones. */
 enum { OPT_INJECT = RC_OPT_FIRST_FREE, OPT_JSON };
 
+#define MAX_CLIENTS 16
+
 static const char client_usage[] =
 	"usage: rdma-client [options] SERVER [PORT]\n"
 	"Connect to an rdma-server, RDMA WRITE a pattern into the buffer it\n"
@@ -433,10 +435,7 @@ static const char server_usage[] =
 	"WRITE and READ, and print its checksum when the client is done. A client\n"
 	"silent for --timeout is probed (a zero-length RDMA WRITE), not dropped.\n\n"
 	"  -s, --size SIZE       each client's buffer (default 1M, at most 1G); a client may\n"
-	"                        ask for less, never more\n" RC_USAGE_SERVER
-	"\nPrints 'listening on ADDR port N' once ready. Stops on SIGINT/SIGTERM.\n";
-
-#define MAX_CLIENTS 16
+	"                        ask for less, never more\n" RC_USAGE_SERVER(MAX_CLIENTS);
 
 int rw_parse_client(int argc, char **argv, struct rw_client_opts *o, char *err, size_t errlen)
 {
@@ -455,19 +454,8 @@ int rw_parse_client(int argc, char **argv, struct rw_client_opts *o, char *err, 
 
 	*o = (struct rw_client_opts){ .ops = RW_OP_BOTH, .iters = 1, .depth = RW_DEFAULT_DEPTH };
 	rc_opts_init(&o->rc, 1);
-	optind = 0; /* glibc: full re-initialisation (for tests) */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, RC_SHORTOPTS_CLIENT "o:s:n:t:", longopts, NULL)) !=
-	       -1) {
-		ret = rc_opts_handle(&o->rc, c, optarg, argv, err, errlen);
-		if (ret == 2) {
-			fputs(client_usage, stdout);
-			return 1;
-		}
-		if (ret < 0)
-			return ret;
-		if (ret == 1)
-			continue;
+	while ((ret = rc_getopt(&o->rc, argc, argv, RC_SHORTOPTS_CLIENT "o:s:n:t:", longopts,
+				client_usage, &c, err, errlen)) == 1) {
 		switch (c) {
 		case 'o':
 			if (!strcmp(optarg, "write"))
@@ -509,20 +497,11 @@ int rw_parse_client(int argc, char **argv, struct rw_client_opts *o, char *err, 
 		case OPT_JSON: o->json = true; break;
 		}
 	}
-	if (optind >= argc)
-		return rc_usage_error(err, errlen, "missing SERVER");
-	o->server = argv[optind++];
-	if (optind < argc) {
-		if (rc_parse_port(argv[optind]))
-			return rc_usage_error(err, errlen, "invalid port '%s'", argv[optind]);
-		if (o->rc.port_given && strcmp(o->rc.port, argv[optind]))
-			return rc_usage_error(err, errlen, "two different ports given");
-		o->rc.port = argv[optind++];
-	}
-	if (optind < argc)
-		return rc_usage_error(err, errlen, "unexpected argument '%s'", argv[optind]);
-	if (!strcmp(o->rc.port, "0"))
-		return rc_usage_error(err, errlen, "port 0 is not a server port");
+	if (ret) /* 2: --help was printed */
+		return ret == 2 ? 1 : ret;
+	ret = rc_opts_server_args(&o->rc, argc, argv, &o->server, err, errlen);
+	if (ret)
+		return ret;
 	if (o->inject == RW_INJECT_BAD_RKEY && !(o->ops & RW_OP_WRITE))
 		return rc_usage_error(err, errlen,
 				      "--inject bad-rkey posts a WRITE: use --op write or both");
@@ -541,18 +520,8 @@ int rw_parse_server(int argc, char **argv, struct rw_server_opts *o, char *err, 
 
 	*o = (struct rw_server_opts){ .size = RW_DEFAULT_SIZE };
 	rc_opts_init(&o->rc, MAX_CLIENTS);
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, RC_SHORTOPTS_SERVER "s:", longopts, NULL)) != -1) {
-		ret = rc_opts_handle(&o->rc, c, optarg, argv, err, errlen);
-		if (ret == 2) {
-			printf(server_usage, MAX_CLIENTS);
-			return 1;
-		}
-		if (ret < 0)
-			return ret;
-		if (ret == 1)
-			continue;
+	while ((ret = rc_getopt(&o->rc, argc, argv, RC_SHORTOPTS_SERVER "s:", longopts,
+				server_usage, &c, err, errlen)) == 1) {
 		if (c == 's') {
 			if (rc_parse_size(optarg, 1, RW_MAX_SIZE, &v))
 				return rc_usage_error(err, errlen, "invalid size '%s' (1 to 1G)",
@@ -560,6 +529,8 @@ int rw_parse_server(int argc, char **argv, struct rw_server_opts *o, char *err, 
 			o->size = (uint32_t)v;
 		}
 	}
+	if (ret) /* 2: --help was printed */
+		return ret == 2 ? 1 : ret;
 	if (optind < argc)
 		return rc_usage_error(err, errlen, "unexpected argument '%s'", argv[optind]);
 	return 0;

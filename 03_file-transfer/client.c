@@ -710,7 +710,7 @@ static void print_json(const struct client *cl, int code, const char *error)
 	if (code != RC_EXIT_USAGE || cl->opt.local) {
 		rc_json_str(&j, "op", cl->opt.op == XFER_PUT ? "put" : "get");
 		rc_json_str(&j, "server", cl->opt.host);
-		rc_json_u64(&j, "port", strtoul(cl->opt.port, NULL, 10));
+		rc_json_u64(&j, "port", strtoul(cl->opt.rc.port, NULL, 10));
 		rc_json_str(&j, "name", cl->opt.name);
 		rc_json_str(&j, "local", cl->opt.local);
 		rc_json_u64(&j, "chunk", cl->opt.chunk);
@@ -760,8 +760,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	xfer_quote(q, sizeof(q), cl.opt.name, strlen(cl.opt.name));
 	snprintf(cl.qname, sizeof(cl.qname), "'%s'", q);
-	rc_conn_init(c, "client", cl.opt.verbose, cl.opt.timeout_ms, -1);
-	c->busy_poll = cl.opt.busy_poll;
+	rc_conn_init(c, "client", cl.opt.rc.verbose, cl.opt.rc.timeout_ms, -1);
+	c->busy_poll = cl.opt.rc.busy_poll;
 
 	/* 1. The local side, before any traffic: exit 2 if it is wrong. */
 	ret = cl.opt.op == XFER_PUT ? open_source(&cl, err, sizeof(err))
@@ -777,7 +777,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* 2. Which device and path reach the server? */
-	ret = rc_client_resolve(c, cl.opt.host, cl.opt.port);
+	ret = rc_client_resolve(c, cl.opt.host, cl.opt.rc.port);
 	if (ret) {
 		code = RC_EXIT_NOCONN;
 		goto fail;

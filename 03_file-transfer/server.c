@@ -30,13 +30,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -565,27 +562,11 @@ out:
 	return ret;
 }
 
-/* SIGINT/SIGTERM become a readable fd, so rc_serve can poll for them. */
-static int make_stop_fd(void)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	/* Blocked in every thread (client threads inherit the mask). */
-	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
-		return -1;
-	return signalfd(-1, &set, SFD_CLOEXEC);
-}
-
 int main(int argc, char **argv)
 {
 	struct server srv = { .dirfd = -1 };
-	struct rc_listener l = { 0 };
-	struct rc_serve_opts so;
 	char err[256];
-	int ret, stop_fd = -1, code = RC_EXIT_OK;
+	int ret;
 
 	ret = xfer_parse_server(argc, argv, &srv.opt, err, sizeof(err));
 	if (ret) {
@@ -593,46 +574,16 @@ int main(int argc, char **argv)
 			fprintf(stderr, "rdma-server: %s (try --help)\n", err);
 		return ret > 0 ? RC_EXIT_OK : RC_EXIT_USAGE;
 	}
-	/* Line-buffered even into a pipe: scripts wait for our lines. */
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* Every name a client sends is resolved relative to this directory
+	 * (openat), never through a path the client could steer elsewhere. */
 	srv.dirfd = open(srv.opt.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (srv.dirfd < 0) {
 		fprintf(stderr, "rdma-server: cannot open directory '%s': %s\n", srv.opt.root,
 			strerror(errno));
 		return RC_EXIT_USAGE;
 	}
-	stop_fd = make_stop_fd();
-	if (stop_fd < 0) {
-		perror("rdma-server: signalfd");
-		code = RC_EXIT_FAIL;
-		goto out;
-	}
-	ret = rc_listen(&l, srv.opt.bind, srv.opt.port, srv.opt.verbose);
-	if (ret) {
-		fprintf(stderr, "rdma-server: %s\n", l.log.err);
-		code = RC_EXIT_NOCONN;
-		goto out;
-	}
-	/* Only now, really ready: scripts may connect after this line. */
-	printf("listening on %s port %u\n", l.addr, l.port);
-
-	so = (struct rc_serve_opts){ .max_clients = srv.opt.max_clients,
-				     .once = srv.opt.once,
-				     .timeout_ms = srv.opt.timeout_ms,
-				     .verbose = srv.opt.verbose,
-				     .busy_poll = srv.opt.busy_poll,
-				     .stop_fd = stop_fd };
-	ret = rc_serve(&l, &so, serve_client, &srv);
-	if (ret == -EIO && srv.opt.once) {
-		code = RC_EXIT_FAIL; /* the one client failed; already logged */
-	} else if (ret) {
-		fprintf(stderr, "rdma-server: %s\n", l.log.err);
-		code = RC_EXIT_FAIL;
-	}
-out:
-	rc_listener_close(&l);
-	if (stop_fd >= 0)
-		close(stop_fd);
+	/* Listen, then one thread per client running serve_client. */
+	ret = rc_server_main("rdma-server", &srv.opt.rc, serve_client, &srv);
 	close(srv.dirfd);
-	return code;
+	return ret;
 }

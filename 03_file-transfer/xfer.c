@@ -578,17 +578,15 @@ int xfer_parse_endpoint(const char *arg, struct xfer_endpoint *ep, char *err, si
 /* ------------------------------------------------------------------ */
 
 enum {
-	OPT_TIMEOUT = 1000,
-	OPT_POLL,
-	OPT_PROGRESS,
+	OPT_PROGRESS = RC_OPT_FIRST_FREE,
 	OPT_NO_PROGRESS,
-	OPT_ONCE,
-	OPT_MAX_CLIENTS,
 	OPT_MAX_CHUNK,
 	OPT_MAX_DEPTH,
 	OPT_MAX_MEM,
 	OPT_JSON,
 };
+
+#define XFER_MAX_CLIENTS 8
 
 static const char client_usage[] =
 	"usage: rdma-client [options] SRC DST\n"
@@ -597,22 +595,17 @@ static const char client_usage[] =
 	"SRC remote = get (download). NAME is a plain file name in the server's\n"
 	"directory; `put FILE HOST:` keeps FILE's name. A local DST that is a\n"
 	"directory receives the file under NAME.\n\n"
-	"  -p, --port PORT     server port (default " RC_DEFAULT_PORT ")\n"
-	"  -c, --chunk SIZE    bytes per RDMA transfer (default 1M; at most the\n"
-	"                      port's max_msg_sz; K/M/G suffixes)\n"
-	"  -t, --depth N       chunks in flight (default 16, at most 255)\n"
-	"  -f, --force         overwrite an existing destination\n"
-	"      --progress      show bytes, rate and ETA on stderr (default: if it is a TTY)\n"
-	"      --no-progress   never show progress\n"
-	"      --timeout SEC   bound of every wait (default 10)\n"
-	"      --poll MODE     wait for completions by 'event' (sleep, default) or\n"
-	"                      'busy' (spin: one core at 100%)\n"
-	"  -q, --quiet         print nothing but errors\n"
-	"      --json          print one JSON object with the results instead (also on\n"
-	"                      failure: \"ok\": false, \"error\", \"exit_code\")\n"
-	"  -v, --verbose       trace every CM event, work request and completion\n"
-	"  -h, --help          this text\n\n"
-	"Registers chunk x depth bytes (default 16 MiB): see `ulimit -l`.\n"
+	"  -c, --chunk SIZE      bytes per RDMA transfer (default 1M; at most the\n"
+	"                        port's max_msg_sz; K/M/G suffixes)\n"
+	"  -t, --depth N         chunks in flight (default 16, at most 255)\n"
+	"  -f, --force           overwrite an existing destination\n"
+	"      --progress        show bytes, rate and ETA on stderr (default: if it is a TTY)\n"
+	"      --no-progress     never show progress\n"
+	"  -q, --quiet           print nothing but errors\n"
+	"      --json            print one JSON object with the results instead (also on\n"
+	"                        failure: \"ok\": false, \"error\", "
+	"\"exit_code\")\n" RC_USAGE_CLIENT
+	"\nRegisters chunk x depth bytes (default 16 MiB): see `ulimit -l`.\n"
 	"Exit: 0 copied and verified, 1 failed after connecting, 2 bad usage or\n"
 	"local file problem, 3 could not connect (or the server refused).\n";
 
@@ -620,32 +613,11 @@ static const char server_usage[] =
 	"usage: rdma-server -r DIR [options]\n"
 	"Serve the files in DIR and receive uploads into it, over RDMA.\n\n"
 	"  -r, --root DIR        the directory served (required)\n"
-	"  -p, --port PORT       port to listen on (default " RC_DEFAULT_PORT
-	"; 0 picks a free one)\n"
-	"  -b, --bind ADDR       listen only on ADDR (default: all addresses)\n"
-	"      --once            exit after the first client\n"
-	"      --max-clients N   transfers at once (default 8)\n"
 	"      --max-chunk SIZE  largest chunk a client may ask for (default 16M,\n"
 	"                        and never above the port's max_msg_sz)\n"
 	"      --max-depth N     most chunks in flight per client (default 64)\n"
 	"      --max-mem SIZE    most registered ring memory, chunk x depth, per\n"
-	"                        client (default 64M)\n"
-	"      --timeout SEC     bound of every wait within a connection (default 10)\n"
-	"      --poll MODE       'event' (default) or 'busy': busy spins one core per client\n"
-	"  -v, --verbose         trace every CM event, work request and completion\n"
-	"  -h, --help            this text\n\n"
-	"Prints 'listening on ADDR port N' once ready. Stops on SIGINT/SIGTERM.\n";
-
-static int __attribute__((format(printf, 3, 4)))
-usage_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
+	"                        client (default 64M)\n" RC_USAGE_SERVER(XFER_MAX_CLIENTS);
 
 /* SRC and DST into the options: which one is remote, which name. */
 static int client_endpoints(const char *src, const char *dst, struct xfer_client_opts *o, char *err,
@@ -661,24 +633,24 @@ static int client_endpoints(const char *src, const char *dst, struct xfer_client
 	if (ret)
 		return ret;
 	if (s.remote == d.remote)
-		return usage_err(err, errlen, "%s",
-				 s.remote ? "both SRC and DST are remote; one must be local"
-					  : "neither SRC nor DST is remote (HOST:NAME)");
+		return rc_usage_error(err, errlen, "%s",
+				      s.remote ? "both SRC and DST are remote; one must be local"
+					       : "neither SRC nor DST is remote (HOST:NAME)");
 	o->op = d.remote ? XFER_PUT : XFER_GET;
 	if (o->op == XFER_PUT) {
 		memcpy(o->host, d.host, sizeof(o->host));
 		o->local = src;
 		o->name = d.path;
 		if (!*o->local)
-			return usage_err(err, errlen, "%s", "empty SRC");
+			return rc_usage_error(err, errlen, "%s", "empty SRC");
 		if (!*o->name) {
 			/* put FILE HOST: keeps the file's own name. */
 			base = strrchr(src, '/');
 			base = base ? base + 1 : src;
 			if (!*base || strlen(base) > XFER_NAME_MAX)
-				return usage_err(err, errlen,
-						 "cannot take a name from '%s'; write HOST:NAME",
-						 src);
+				return rc_usage_error(
+					err, errlen,
+					"cannot take a name from '%s'; write HOST:NAME", src);
 			memcpy(o->name_buf, base, strlen(base) + 1);
 			o->name = o->name_buf;
 		}
@@ -687,185 +659,127 @@ static int client_endpoints(const char *src, const char *dst, struct xfer_client
 		o->local = dst;
 		o->name = s.path;
 		if (!*o->name)
-			return usage_err(err, errlen, "%s", "missing NAME after HOST:");
+			return rc_usage_error(err, errlen, "%s", "missing NAME after HOST:");
 		if (!*o->local)
-			return usage_err(err, errlen, "%s", "empty DST");
+			return rc_usage_error(err, errlen, "%s", "empty DST");
 	}
 	/* The name is judged by the server (the one authority over its
 	 * directory); here only what the REQUEST can carry. */
 	if (strlen(o->name) > XFER_NAME_MAX)
-		return usage_err(err, errlen, "remote name longer than %d bytes", XFER_NAME_MAX);
+		return rc_usage_error(err, errlen, "remote name longer than %d bytes",
+				      XFER_NAME_MAX);
 	return 0;
 }
 
 int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *err, size_t errlen)
 {
 	static const struct option longopts[] = {
-		{ "port", required_argument, NULL, 'p' },
+		RC_LONGOPTS_CLIENT,
 		{ "chunk", required_argument, NULL, 'c' },
 		{ "depth", required_argument, NULL, 't' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "poll", required_argument, NULL, OPT_POLL },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "json", no_argument, NULL, OPT_JSON },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
-	int c;
+	int c, ret;
 
-	*o = (struct xfer_client_opts){ .port = RC_DEFAULT_PORT,
-					.chunk = XFER_DEF_CHUNK,
+	*o = (struct xfer_client_opts){ .chunk = XFER_DEF_CHUNK,
 					.depth = XFER_DEF_DEPTH,
-					.progress = -1,
-					.timeout_ms = RC_DEFAULT_TIMEOUT_MS };
-	optind = 0; /* glibc: full re-initialisation (for tests) */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:c:t:fqvh", longopts, NULL)) != -1) {
+					.progress = -1 };
+	rc_opts_init(&o->rc, 1);
+	while ((ret = rc_getopt(&o->rc, argc, argv, RC_SHORTOPTS_CLIENT "c:t:fq", longopts,
+				client_usage, &c, err, errlen)) == 1) {
 		switch (c) {
-		case 'p':
-			if (rc_parse_port(optarg) || !strcmp(optarg, "0"))
-				return usage_err(err, errlen, "invalid port '%s'", optarg);
-			o->port = optarg;
-			break;
 		case 'c':
 			if (rc_parse_size(optarg, XFER_MIN_CHUNK, XFER_MAX_CHUNK, &v))
-				return usage_err(err, errlen, "invalid chunk size '%s' (4K to 1G)",
-						 optarg);
+				return rc_usage_error(err, errlen,
+						      "invalid chunk size '%s' (4K to 1G)", optarg);
 			o->chunk = (uint32_t)v;
 			break;
 		case 't':
 			if (rc_parse_uint(optarg, 1, XFER_MAX_DEPTH, &v))
-				return usage_err(err, errlen, "invalid depth '%s' (1 to %d)",
-						 optarg, XFER_MAX_DEPTH);
+				return rc_usage_error(err, errlen, "invalid depth '%s' (1 to %d)",
+						      optarg, XFER_MAX_DEPTH);
 			o->depth = (uint16_t)v;
 			break;
 		case 'f': o->force = true; break;
 		case OPT_PROGRESS: o->progress = 1; break;
 		case OPT_NO_PROGRESS: o->progress = 0; break;
-		case OPT_TIMEOUT:
-			if (rc_parse_timeout(optarg, &o->timeout_ms))
-				return usage_err(err, errlen, "invalid timeout '%s' (seconds > 0)",
-						 optarg);
-			break;
 		case 'q': o->quiet = true; break;
 		case OPT_JSON: o->json = true; break;
-		case OPT_POLL:
-			if (rc_parse_poll(optarg, &o->busy_poll))
-				return usage_err(err, errlen,
-						 "invalid poll mode '%s' (event or busy)", optarg);
-			break;
-		case 'v': o->verbose = true; break;
-		case 'h': fputs(client_usage, stdout); return 1;
-		case ':':
-			return usage_err(err, errlen, "option '%s' needs a value",
-					 argv[optind - 1]);
-		default: return usage_err(err, errlen, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (ret) /* 2: --help was printed */
+		return ret == 2 ? 1 : ret;
+	ret = rc_opts_check_client(&o->rc, err, errlen);
+	if (ret)
+		return ret;
 	if (argc - optind < 2)
-		return usage_err(err, errlen, "%s", "need SRC and DST");
+		return rc_usage_error(err, errlen, "%s", "need SRC and DST");
 	if (argc - optind > 2)
-		return usage_err(err, errlen, "unexpected argument '%s'", argv[optind + 2]);
+		return rc_usage_error(err, errlen, "unexpected argument '%s'", argv[optind + 2]);
 	if (o->quiet && o->progress == 1)
-		return usage_err(err, errlen, "%s", "-q and --progress exclude each other");
+		return rc_usage_error(err, errlen, "%s", "-q and --progress exclude each other");
 	if (o->quiet)
 		o->progress = 0;
 	if ((uint64_t)o->chunk * o->depth > UINT32_MAX)
-		return usage_err(err, errlen, "%s",
-				 "chunk x depth must stay below 4 GiB (the ring is described "
-				 "with a 32-bit length)");
+		return rc_usage_error(err, errlen, "%s",
+				      "chunk x depth must stay below 4 GiB (the ring is described "
+				      "with a 32-bit length)");
 	return client_endpoints(argv[optind], argv[optind + 1], o, err, errlen);
 }
 
 int xfer_parse_server(int argc, char **argv, struct xfer_server_opts *o, char *err, size_t errlen)
 {
 	static const struct option longopts[] = {
+		RC_LONGOPTS_SERVER,
 		{ "root", required_argument, NULL, 'r' },
-		{ "port", required_argument, NULL, 'p' },
-		{ "bind", required_argument, NULL, 'b' },
-		{ "once", no_argument, NULL, OPT_ONCE },
-		{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
 		{ "max-chunk", required_argument, NULL, OPT_MAX_CHUNK },
 		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 		{ "max-mem", required_argument, NULL, OPT_MAX_MEM },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "poll", required_argument, NULL, OPT_POLL },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
-	int c;
+	int c, ret;
 
 	*o = (struct xfer_server_opts){
-		.port = RC_DEFAULT_PORT,
-		.max_clients = 8,
 		.lim = { .max_chunk = 16u << 20, .max_depth = 64, .max_mem = 64u << 20 },
-		.timeout_ms = RC_DEFAULT_TIMEOUT_MS
 	};
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":r:p:b:vh", longopts, NULL)) != -1) {
+	rc_opts_init(&o->rc, XFER_MAX_CLIENTS);
+	while ((ret = rc_getopt(&o->rc, argc, argv, RC_SHORTOPTS_SERVER "r:", longopts,
+				server_usage, &c, err, errlen)) == 1) {
 		switch (c) {
 		case 'r': o->root = optarg; break;
-		case 'p':
-			if (rc_parse_port(optarg))
-				return usage_err(err, errlen, "invalid port '%s'", optarg);
-			o->port = optarg;
-			break;
-		case 'b': o->bind = optarg; break;
-		case OPT_ONCE: o->once = true; break;
-		case OPT_MAX_CLIENTS:
-			if (rc_parse_uint(optarg, 1, 1024, &v))
-				return usage_err(err, errlen,
-						 "invalid client count '%s' (1 to 1024)", optarg);
-			o->max_clients = (int)v;
-			break;
 		case OPT_MAX_CHUNK:
 			if (rc_parse_size(optarg, XFER_MIN_CHUNK, XFER_MAX_CHUNK, &v))
-				return usage_err(err, errlen, "invalid chunk size '%s' (4K to 1G)",
-						 optarg);
+				return rc_usage_error(err, errlen,
+						      "invalid chunk size '%s' (4K to 1G)", optarg);
 			o->lim.max_chunk = (uint32_t)v;
 			break;
 		case OPT_MAX_DEPTH:
 			if (rc_parse_uint(optarg, 1, XFER_MAX_DEPTH, &v))
-				return usage_err(err, errlen, "invalid depth '%s' (1 to %d)",
-						 optarg, XFER_MAX_DEPTH);
+				return rc_usage_error(err, errlen, "invalid depth '%s' (1 to %d)",
+						      optarg, XFER_MAX_DEPTH);
 			o->lim.max_depth = (uint16_t)v;
 			break;
 		case OPT_MAX_MEM:
 			if (rc_parse_size(optarg, XFER_MIN_CHUNK, 2ull << 30, &v))
-				return usage_err(err, errlen, "invalid memory size '%s' (4K to 2G)",
-						 optarg);
+				return rc_usage_error(
+					err, errlen, "invalid memory size '%s' (4K to 2G)", optarg);
 			o->lim.max_mem = v;
 			break;
-		case OPT_TIMEOUT:
-			if (rc_parse_timeout(optarg, &o->timeout_ms))
-				return usage_err(err, errlen, "invalid timeout '%s' (seconds > 0)",
-						 optarg);
-			break;
-		case OPT_POLL:
-			if (rc_parse_poll(optarg, &o->busy_poll))
-				return usage_err(err, errlen,
-						 "invalid poll mode '%s' (event or busy)", optarg);
-			break;
-		case 'v': o->verbose = true; break;
-		case 'h': fputs(server_usage, stdout); return 1;
-		case ':':
-			return usage_err(err, errlen, "option '%s' needs a value",
-					 argv[optind - 1]);
-		default: return usage_err(err, errlen, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (ret) /* 2: --help was printed */
+		return ret == 2 ? 1 : ret;
 	if (optind < argc)
-		return usage_err(err, errlen, "unexpected argument '%s'", argv[optind]);
+		return rc_usage_error(err, errlen, "unexpected argument '%s'", argv[optind]);
 	if (!o->root || !*o->root)
-		return usage_err(err, errlen, "%s", "missing -r DIR (the directory to serve)");
+		return rc_usage_error(err, errlen, "%s", "missing -r DIR (the directory to serve)");
 	return 0;
 }
 

@@ -195,9 +195,9 @@ int xfer_parse_endpoint(const char *arg, struct xfer_endpoint *ep, char *err, si
 /* ------------------------------------------------------------------ */
 
 struct xfer_client_opts {
+	struct rc_opts rc; /* -p, --timeout, --poll, -v: as every example */
 	enum xfer_op op;
 	char host[256];
-	const char *port;
 	const char *name;		  /* the remote name */
 	const char *local;		  /* the local path */
 	char name_buf[XFER_NAME_MAX + 1]; /* put to "HOST:": the source's basename */
@@ -205,10 +205,8 @@ struct xfer_client_opts {
 	uint16_t depth;
 	bool force;
 	int progress; /* -1: if stderr is a TTY; 0 off; 1 on */
-	bool quiet, verbose;
-	bool json;	/* --json: one JSON object on stdout instead of the line */
-	bool busy_poll; /* --poll busy */
-	int timeout_ms;
+	bool quiet;
+	bool json; /* --json: one JSON object on stdout instead of the line */
 };
 
 struct xfer_limits {
@@ -218,15 +216,9 @@ struct xfer_limits {
 };
 
 struct xfer_server_opts {
+	struct rc_opts rc; /* -p, -b, --once, --max-clients, --timeout, --poll, -v */
 	const char *root;
-	const char *bind;
-	const char *port;
-	bool once;
-	int max_clients;
 	struct xfer_limits lim;
-	int timeout_ms;
-	bool verbose;
-	bool busy_poll; /* --poll busy: each connection spins on its CQ */
 };
 
 int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *err, size_t errlen);

@@ -1392,6 +1392,24 @@ void rc_opts_init(struct rc_opts *o, int max_clients)
 	*o = (struct rc_opts){ .port = RC_DEFAULT_PORT,
 			       .timeout_ms = RC_DEFAULT_TIMEOUT_MS,
 			       .max_clients = max_clients };
+	optind = 0; /* glibc: a full restart, even after an earlier parse */
+	opterr = 0; /* errors come back in err, worded by rc_opts_handle */
+}
+
+int rc_getopt(struct rc_opts *o, int argc, char *const argv[], const char *shortopts,
+	      const struct option *longopts, const char *usage, int *c, char *err, size_t errlen)
+{
+	int ret;
+
+	do {
+		*c = getopt_long(argc, argv, shortopts, longopts, NULL);
+		if (*c == -1)
+			return 0;
+		ret = rc_opts_handle(o, *c, optarg, argv, err, errlen);
+	} while (ret == 1);
+	if (ret == 2)
+		fputs(usage, stdout);
+	return ret == 0 ? 1 : ret;
 }
 
 int rc_opts_handle(struct rc_opts *o, int c, const char *arg, char *const argv[], char *err,
@@ -1438,6 +1456,31 @@ int rc_opts_handle(struct rc_opts *o, int c, const char *arg, char *const argv[]
 		return rc_usage_error(err, errlen, "unknown option '%s'", argv[optind - 1]);
 	default: return 0;
 	}
+}
+
+int rc_opts_check_client(const struct rc_opts *o, char *err, size_t errlen)
+{
+	if (!strcmp(o->port, "0"))
+		return rc_usage_error(err, errlen, "port 0 is not a server port");
+	return 0;
+}
+
+int rc_opts_server_args(struct rc_opts *o, int argc, char *const argv[], const char **server,
+			char *err, size_t errlen)
+{
+	if (optind >= argc)
+		return rc_usage_error(err, errlen, "missing SERVER");
+	*server = argv[optind++];
+	if (optind < argc) {
+		if (rc_parse_port(argv[optind]))
+			return rc_usage_error(err, errlen, "invalid port '%s'", argv[optind]);
+		if (o->port_given && strcmp(o->port, argv[optind]))
+			return rc_usage_error(err, errlen, "two different ports given");
+		o->port = argv[optind++];
+	}
+	if (optind < argc)
+		return rc_usage_error(err, errlen, "unexpected argument '%s'", argv[optind]);
+	return rc_opts_check_client(o, err, errlen);
 }
 
 /* SIGINT/SIGTERM become a readable fd, so rc_serve can poll for them. */

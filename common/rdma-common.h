@@ -357,27 +357,44 @@ enum {
 	}
 #define RC_SHORTOPTS_CLIENT ":p:vh"
 #define RC_SHORTOPTS_SERVER ":p:b:vh"
+/* A macro's value as a string literal: RC_STR(MAX_CLIENTS) is "16". */
+#define RC_STR_(x) #x
+#define RC_STR(x)  RC_STR_(x)
 
-#define RC_USAGE_CLIENT                                                                        \
-	"  -p, --port PORT       server port (default " RC_DEFAULT_PORT ")\n"                  \
-	"      --timeout SEC     bound of every wait (default 10)\n"                           \
+/* Usage text, one printed line per source line. max_clients: the server's
+ * default, a plain number (16), shown as text. */
+/* clang-format off */
+#define RC_USAGE_CLIENT \
+	"  -p, --port PORT       server port (default " RC_DEFAULT_PORT ")\n" \
+	"      --timeout SEC     bound of every wait (default 10)\n" \
 	"      --poll MODE       wait for completions by 'event' (sleep, default) or 'busy'\n" \
-	"                        (spin: lowest latency, one core at 100%)\n"                   \
-	"  -v, --verbose         trace every CM event, work request and completion\n"          \
+	"                        (spin: lowest latency, one core at 100%)\n" \
+	"  -v, --verbose         trace every CM event, work request and completion\n" \
 	"  -h, --help            this text\n"
-#define RC_USAGE_SERVER                                                                         \
-	"  -p, --port PORT       port to listen on (default " RC_DEFAULT_PORT                   \
-	"; 0: any free one)\n"                                                                  \
-	"  -b, --bind ADDR       listen only on ADDR (default: all addresses)\n"                \
-	"      --once            exit after the first client\n"                                 \
-	"      --max-clients N   clients served at once (default %d)\n"                         \
-	"      --timeout SEC     bound of every wait within a connection (default 10)\n"        \
+#define RC_USAGE_SERVER(max_clients) \
+	"  -p, --port PORT       port to listen on (default " RC_DEFAULT_PORT "; 0: any free one)\n" \
+	"  -b, --bind ADDR       listen only on ADDR (default: all addresses)\n" \
+	"      --once            exit after the first client\n" \
+	"      --max-clients N   clients served at once (default " RC_STR(max_clients) ")\n" \
+	"      --timeout SEC     bound of every wait within a connection (default 10)\n" \
 	"      --poll MODE       'event' (default) or 'busy': busy spins one core per client\n" \
-	"  -v, --verbose         trace every CM event, work request and completion\n"           \
-	"  -h, --help            this text\n"
+	"  -v, --verbose         trace every CM event, work request and completion\n" \
+	"  -h, --help            this text\n\n" \
+	"Prints 'listening on ADDR port N' once ready. Stops on SIGINT/SIGTERM.\n"
+/* clang-format on */
 
-/* Defaults: port 7471, 10 s timeout, event polling. */
+/* Defaults: port 7471, 10 s timeout, event polling. Also restarts
+ * getopt, so a program (or a test) may parse more than once. */
 void rc_opts_init(struct rc_opts *o, int max_clients);
+/*
+ * getopt_long() that handles the shared options itself. Returns 1 with *c
+ * set to an option of the caller's own (optarg as usual), 0 after the last
+ * option (optind: the first operand), 2 after printing usage for -h, or
+ * -EINVAL with a message in err (nothing goes to stderr).
+ */
+struct option;
+int rc_getopt(struct rc_opts *o, int argc, char *const argv[], const char *shortopts,
+	      const struct option *longopts, const char *usage, int *c, char *err, size_t errlen);
 /*
  * Handle one getopt_long() result c if it is a shared option (or ':'/'?',
  * a missing value or an unknown option). Returns 1 handled, 0 not a shared
@@ -387,6 +404,15 @@ void rc_opts_init(struct rc_opts *o, int max_clients);
  */
 int rc_opts_handle(struct rc_opts *o, int c, const char *arg, char *const argv[], char *err,
 		   size_t errlen);
+/*
+ * A client's positional arguments after the options: SERVER [PORT], and
+ * nothing more. PORT may repeat -p but not contradict it; port 0 names no
+ * server. Sets *server and o->port. Returns 0 or -EINVAL with err set.
+ */
+int rc_opts_server_args(struct rc_opts *o, int argc, char *const argv[], const char **server,
+			char *err, size_t errlen);
+/* A client's port must name a server: -EINVAL with err set for "0". */
+int rc_opts_check_client(const struct rc_opts *o, char *err, size_t errlen);
 /* snprintf into err and return -EINVAL: for usage errors. */
 int rc_usage_error(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

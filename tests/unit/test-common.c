@@ -279,6 +279,53 @@ static void shared_options(void **state)
 	assert_string_equal(err, "option '--once=yes' takes no value");
 }
 
+/* SERVER [PORT] after the options, with o->port from -p (or the default). */
+static int server_args(int argc, char **argv, const char *p_opt, struct rc_opts *o,
+		       const char **server, char *err)
+{
+	rc_opts_init(o, 1);
+	if (p_opt) {
+		o->port = p_opt;
+		o->port_given = true;
+	}
+	optind = 1;
+	return rc_opts_server_args(o, argc, argv, server, err, 128);
+}
+
+static void client_positional_arguments(void **state)
+{
+	char *host[] = { "prog", "h", NULL };
+	char *host_port[] = { "prog", "h", "9000", NULL };
+	char *none[] = { "prog", NULL };
+	char *extra[] = { "prog", "h", "9000", "x", NULL };
+	char *bad_port[] = { "prog", "h", "x9", NULL };
+	char *zero[] = { "prog", "h", "0", NULL };
+	const char *server = NULL;
+	struct rc_opts o;
+	char err[128];
+
+	(void)state;
+	assert_int_equal(server_args(2, host, NULL, &o, &server, err), 0);
+	assert_string_equal(server, "h");
+	assert_string_equal(o.port, RC_DEFAULT_PORT);
+	assert_int_equal(server_args(3, host_port, NULL, &o, &server, err), 0);
+	assert_string_equal(o.port, "9000");
+	/* -p 9000 and PORT 9000 agree; -p 9001 and PORT 9000 do not. */
+	assert_int_equal(server_args(3, host_port, "9000", &o, &server, err), 0);
+	assert_int_equal(server_args(3, host_port, "9001", &o, &server, err), -EINVAL);
+	assert_non_null(strstr(err, "two different ports"));
+	assert_int_equal(server_args(1, none, NULL, &o, &server, err), -EINVAL);
+	assert_non_null(strstr(err, "missing SERVER"));
+	assert_int_equal(server_args(4, extra, NULL, &o, &server, err), -EINVAL);
+	assert_non_null(strstr(err, "unexpected argument 'x'"));
+	assert_int_equal(server_args(3, bad_port, NULL, &o, &server, err), -EINVAL);
+	assert_non_null(strstr(err, "invalid port 'x9'"));
+	/* 0 means "any free port" to a server, but names no server. */
+	assert_int_equal(server_args(3, zero, NULL, &o, &server, err), -EINVAL);
+	assert_non_null(strstr(err, "port 0"));
+	assert_int_equal(server_args(2, host, "0", &o, &server, err), -EINVAL);
+}
+
 static void json_escapes_every_unsafe_byte(void **state)
 {
 	static struct rc_json j;
@@ -434,6 +481,7 @@ int main(void)
 		cmocka_unit_test(fail_keeps_message_and_negates),
 		cmocka_unit_test(remote_buf_wire_and_ranges),
 		cmocka_unit_test(shared_options),
+		cmocka_unit_test(client_positional_arguments),
 		cmocka_unit_test(json_escapes_every_unsafe_byte),
 		cmocka_unit_test(json_nesting_and_values),
 		cmocka_unit_test(json_rejects_misuse),

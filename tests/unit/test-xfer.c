@@ -525,12 +525,12 @@ static void client_options(void **state)
 	assert_string_equal(o.host, "h");
 	assert_string_equal(o.name, "x");
 	assert_string_equal(o.local, "f.bin");
-	assert_string_equal(o.port, RC_DEFAULT_PORT);
+	assert_string_equal(o.rc.port, RC_DEFAULT_PORT);
 	assert_int_equal(o.chunk, 1u << 20);
 	assert_int_equal(o.depth, 16);
 	assert_false(o.force);
 	assert_int_equal(o.progress, -1);
-	assert_int_equal(o.timeout_ms, 10000);
+	assert_int_equal(o.rc.timeout_ms, 10000);
 	assert_false(o.json);
 
 	assert_int_equal(xfer_parse_client(ARGC("--json", "h:x", "f.bin"),
@@ -550,14 +550,14 @@ static void client_options(void **state)
 	assert_string_equal(o.host, "::1");
 	assert_string_equal(o.name, "rem");
 	assert_string_equal(o.local, "out/");
-	assert_string_equal(o.port, "9999");
+	assert_string_equal(o.rc.port, "9999");
 	assert_int_equal(o.chunk, 4096);
 	assert_int_equal(o.depth, 1);
 	assert_true(o.force);
 	assert_int_equal(o.progress, 0);
-	assert_int_equal(o.timeout_ms, 2500);
-	assert_true(o.verbose);
-	assert_false(o.busy_poll);
+	assert_int_equal(o.rc.timeout_ms, 2500);
+	assert_true(o.rc.verbose);
+	assert_false(o.rc.busy_poll);
 
 	/* put to HOST: keeps the source's own name. */
 	assert_int_equal(
@@ -575,7 +575,7 @@ static void client_options(void **state)
 					   ARGV("-q", "--poll", "busy", "h:a", "b"), &o, err,
 					   sizeof(err)),
 			 0);
-	assert_true(o.busy_poll);
+	assert_true(o.rc.busy_poll);
 	assert_true(o.quiet);
 	assert_int_equal(o.progress, 0);
 }
@@ -606,10 +606,10 @@ static void client_options_rejected(void **state)
 	CLIENT_BAD("invalid depth", "-t", "0", "a", "h:b");
 	CLIENT_BAD("invalid depth", "-t", "256", "a", "h:b");
 	CLIENT_BAD("4 GiB", "-c", "1G", "-t", "4", "a", "h:b");
-	CLIENT_BAD("invalid port", "-p", "0", "a", "h:b");
+	CLIENT_BAD("port 0 is not a server port", "-p", "0", "a", "h:b");
 	CLIENT_BAD("invalid port", "-p", "65536", "a", "h:b");
 	CLIENT_BAD("invalid timeout", "--timeout", "0", "a", "h:b");
-	CLIENT_BAD("unknown option '--json=1'", "--json=1", "a", "h:b");
+	CLIENT_BAD("option '--json=1' takes no value", "--json=1", "a", "h:b");
 	CLIENT_BAD("exclude", "-q", "--progress", "a", "h:b");
 	CLIENT_BAD("invalid poll mode", "--poll", "spin", "a", "h:b");
 	CLIENT_BAD("unknown option '--bogus'", "--bogus", "a", "h:b");
@@ -627,12 +627,12 @@ static void server_options(void **state)
 	assert_int_equal(
 		xfer_parse_server(ARGC("-r", "/srv"), ARGV("-r", "/srv"), &o, err, sizeof(err)), 0);
 	assert_string_equal(o.root, "/srv");
-	assert_string_equal(o.port, RC_DEFAULT_PORT);
-	assert_int_equal(o.max_clients, 8);
+	assert_string_equal(o.rc.port, RC_DEFAULT_PORT);
+	assert_int_equal(o.rc.max_clients, 8);
 	assert_int_equal(o.lim.max_chunk, 16u << 20);
 	assert_int_equal(o.lim.max_depth, 64);
 	assert_true(o.lim.max_mem == 64u << 20);
-	assert_false(o.once);
+	assert_false(o.rc.once);
 	assert_int_equal(xfer_parse_server(ARGC("--root", "d", "-p", "0", "-b", "10.0.0.1",
 						"--once", "--max-clients", "2", "--max-chunk",
 						"64K", "--max-depth", "3", "--max-mem", "1M",
@@ -643,16 +643,16 @@ static void server_options(void **state)
 						"--timeout", "3", "--poll", "busy", "-v"),
 					   &o, err, sizeof(err)),
 			 0);
-	assert_string_equal(o.port, "0");
-	assert_string_equal(o.bind, "10.0.0.1");
-	assert_true(o.once);
-	assert_int_equal(o.max_clients, 2);
+	assert_string_equal(o.rc.port, "0");
+	assert_string_equal(o.rc.bind, "10.0.0.1");
+	assert_true(o.rc.once);
+	assert_int_equal(o.rc.max_clients, 2);
 	assert_int_equal(o.lim.max_chunk, 65536);
 	assert_int_equal(o.lim.max_depth, 3);
 	assert_true(o.lim.max_mem == 1u << 20);
-	assert_int_equal(o.timeout_ms, 3000);
-	assert_true(o.busy_poll);
-	assert_true(o.verbose);
+	assert_int_equal(o.rc.timeout_ms, 3000);
+	assert_true(o.rc.busy_poll);
+	assert_true(o.rc.verbose);
 
 	assert_int_equal(xfer_parse_server(ARGC("-p", "1"), ARGV("-p", "1"), &o, err, sizeof(err)),
 			 -EINVAL);
