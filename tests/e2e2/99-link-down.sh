@@ -28,12 +28,43 @@ MARGIN=5          # seconds allowed beyond a client's --timeout to exit
 declare -A SPORT  # example -> port of its server on node 2
 trap 'cleanup_test; KEEP2=(); cleanup2; ip link set eth0 up; agent_quit; rm -rf "$T" "$W"' EXIT
 
+# io NAME FIELD: IO = FIELD (rchar, wchar) of /proc/PID/io of the local
+# process NAME, 0 once it has gone. A builtin read: no process started.
+io() {
+	local k v
+	IO=0
+	while read -r k v; do
+		[ "$k" = "$2:" ] && IO=$v && return 0
+	done 2>/dev/null <"/proc/${PID[$1]}/io"
+}
+
+# wait_moving SECONDS: until the put client has read 1 MiB of its file
+# (rchar counts its preads into the ring) and the get client has written
+# 1 MiB into its temporary file (wchar counts its pwrites): both are
+# moving data. Checked on node 1, both at once, every 50 ms. Waiting
+# first for the server's temporary file (a round trip through node 2's
+# agent) and only then for the get's once failed: no get was seen under
+# way, on a loaded host where a clean get of 16 MiB takes ~2 s.
+wait_moving() {
+	local end=$((SECONDS + $1)) r=0 w=0
+	while [ $SECONDS -lt $end ]; do
+		io put rchar
+		r=$IO
+		io get wchar
+		w=$IO
+		[ "$r" -ge $((1 << 20)) ] && [ "$w" -ge $((1 << 20)) ] && return 0
+		nap 0.05
+	done
+	fail "the put and the get did not both move 1 MiB within $1s (put read $r, get wrote $w" \
+		"bytes); put: $(tail_of "$T/put.err" 1) get: $(tail_of "$T/get.err" 1)"
+}
+
 # A put and a get while the client's link is down for 5 s: each completes
 # with verified data, or exits 1 within its timeout (plus a margin) after
 # the link went down. Never success with wrong data, never a file left
 # over on either side.
 t_link_down_5s_during_put_and_get() {
-	local t0 t_down n
+	local t0 t_down n r
 	on2 "rm -rf $R2 && mkdir -p $R2 && head -c $((16 << 20)) /dev/urandom >$R2/src16" || return 1
 	start_server2 srv1 "$B1/rdma-server" || return 1
 	SPORT[01]=$PORT
@@ -43,8 +74,22 @@ t_link_down_5s_during_put_and_get() {
 	mkdir -p "$W/ld"
 	spawn put "$B3/rdma-client" "${CT[@]}" -c 256K -t 4 "$W/data16" "$PEER:ld" -p "${SPORT[03]}"
 	spawn get "$B3/rdma-client" "${CT[@]}" -c 256K -t 4 -p "${SPORT[03]}" "$PEER:src16" "$W/ld/got"
-	wait_temp2 "$R2" 20 || return 1
-	wait_local_temp "$W/ld" 20 || return 1
+	t0=$SECONDS
+	wait_moving 20 || return 1
+	# Both must still be running when the link goes down, else this
+	# test did not test what it says.
+	for n in put get; do
+		kill -0 "${PID[$n]}" 2>/dev/null && continue
+		wait_exit $n 1
+		fail "the $n exited ($RC) $((SECONDS - t0))s after the start, before the link went" \
+			"down: $(tail_of "$T/$n.err" 1)"
+		return 1
+	done
+	io put rchar
+	r=$IO
+	io get wchar
+	echo "    link down $((SECONDS - t0))s after the start; the put had read $((r >> 10)) KiB," \
+		"the get had written $((IO >> 10)) KiB"
 	t0=$SECONDS
 	ip link set eth0 down
 	nap 5
