@@ -88,17 +88,17 @@ all_three_body() {
 	spawn c1 "$B1/rdma-client" "${CT[@]}" -n 200 "$PEER" "${SPORT[01]}"
 	spawn c2 "$B2/rdma-client" --timeout 40 --op both -s 4M "$PEER" "${SPORT[02]}"
 	run put "$B3/rdma-client" "${CT[@]}" -c 64K -t 8 "$W/data16" "$PEER:$1" -p "${SPORT[03]}"
-	want_rc put 0 || return 1
+	want_rc put 0 || with_log2 srv3 || return 1
 	[ "$(sha2 "$R2/$1")" = "$(sha1 "$W/data16")" ] || fail "the file stored on node 2 differs" || return 1
 	run get "$B3/rdma-client" "${CT[@]}" -c 64K -t 8 -p "${SPORT[03]}" "$PEER:$1" "$W/got-$1"
-	want_rc get 0 || return 1
+	want_rc get 0 || with_log2 srv3 || return 1
 	[ "$(sha1 "$W/got-$1")" = "$(sha1 "$W/data16")" ] || fail "the file fetched differs" || return 1
 	rm -f "$W/got-$1"
 	wait_exit c1 60
-	want_rc c1 0 || return 1
+	want_rc c1 0 || with_log2 srv1 || return 1
 	want_out c1 "^verified 200 of 200 replies$" || return 1
 	wait_exit c2 120
-	want_rc c2 0 || return 1
+	want_rc c2 0 || with_log2 srv2 || return 1
 	want_out c2 "^verified 4194304 bytes$" || return 1
 	echo "    netem ${2:-none}: all verified in $((SECONDS - t0))s: 01 $(sed -n 's/^round-trip latency (us): min [0-9.]* median \([0-9.]*\).*/median \1 us/p' "$T/c1.out");" \
 		"03 $(grep -o 'put.*MiB/s' "$T/put.out"); $(grep -o 'get.*MiB/s' "$T/get.out")"

@@ -142,6 +142,14 @@ want_err2() {
 	fail "$1 (node 2) stderr lacks /$2/: $(tail_of "$S2/$1.err")"
 }
 
+# with_log2 NAME: append node-2 process NAME's last log lines to REASON
+# (after a failed check: a client's error often only says that the
+# server gave up; the server's log says why). Returns 1.
+with_log2() {
+	REASON="$REASON; $1 on node 2 logged: $(tail_of "$S2/$1.err" 2)"
+	return 1
+}
+
 # cleanup2: kill what node 1 spawned on node 2, but those named in KEEP2.
 cleanup2() {
 	local n cmd=""
