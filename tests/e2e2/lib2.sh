@@ -144,9 +144,15 @@ want_err2() {
 
 # with_log2 NAME: append node-2 process NAME's last log lines to REASON
 # (after a failed check: a client's error often only says that the
-# server gave up; the server's log says why). Returns 1.
+# server gave up; the server's log says why), and this node's last kernel
+# warnings: Soft-RoCE puts a WARNING there when it moves a QP to the
+# error state without an error completion. Returns 1.
 with_log2() {
+	local k
 	REASON="$REASON; $1 on node 2 logged: $(tail_of "$S2/$1.err" 2)"
+	k=$(dmesg --level=emerg,alert,crit,err,warn 2>/dev/null | grep -v 'cut here' | tail -n 3 |
+		cut -c1-200 | tr '\n' '|')
+	[ -z "$k" ] || REASON="$REASON; node $RDMA_NODE kernel: $k"
 	return 1
 }
 
