@@ -204,3 +204,11 @@ check_sequence() {
 	out=$("$ROOT/tests/check-sequence" "$ROOT/sequence.txt" "$1" "$2" "$T/$3.err") && return 0
 	fail "sequence.txt ($1) and the $3 trace disagree: $out"
 }
+
+# no_temp DIR: no temporary file (.*.part) left in DIR.
+no_temp() {
+	local left
+	left=$(find "$1" -maxdepth 1 -name '.*.part' | head -n3 | tr '\n' ' ')
+	[ -z "$left" ] && return 0
+	fail "temporary files left in $1: $left"
+}

@@ -34,14 +34,6 @@ same() {
 	fail "$2 differs from $1 (sha256 $a vs ${b:-missing})"
 }
 
-# no_temp DIR: no temporary file (.*.part) left in DIR.
-no_temp() {
-	local left
-	left=$(find "$1" -maxdepth 1 -name '.*.part' | head -n3 | tr '\n' ' ')
-	[ -z "$left" ] && return 0
-	fail "temporary files left in $1: $left"
-}
-
 # wait_gone DIR SECONDS: until no temporary file is left in DIR.
 wait_no_temp() {
 	local i

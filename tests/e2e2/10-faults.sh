@@ -20,15 +20,8 @@ if [ "$RDMA_NODE" = 2 ]; then
 	exit $?
 fi
 
-B1=$ROOT/01_basic-client-server
-B2=$ROOT/02_read-write
-B3=$ROOT/03_file-transfer
-PEER=$RDMA_PEER_IP
 R2=/tmp/f10-root # the 03 server's directory, on node 2
 W=$(mktemp -d "${TMPDIR:-/tmp}/f10.XXXXXX")
-CT=(--timeout 10) # every client wait is bounded by this
-MARGIN=5          # seconds allowed beyond a client's --timeout to exit
-declare -A SPORT  # example -> port of its server on node 2
 trap 'cleanup_test; KEEP2=(); cleanup2; netem_off; agent_quit; rm -rf "$T" "$W"' EXIT
 
 # netem_both "ARGS": the same netem qdisc on eth0 of both nodes (both

@@ -179,6 +179,18 @@ cleanup_test() {
 
 # ---- node 1: checks for fault tests ------------------------------------
 
+# What the fault tests share: the programs, the peer, and the bounds.
+# shellcheck disable=SC2034 # used by the files that source this one
+{
+	B1=$ROOT/01_basic-client-server
+	B2=$ROOT/02_read-write
+	B3=$ROOT/03_file-transfer
+	PEER=${RDMA_PEER_IP:-}
+	CT=(--timeout 10) # every client wait is bounded by this
+	MARGIN=5          # seconds allowed beyond a client's --timeout to exit
+	declare -A SPORT  # example -> port of its server on node 2
+}
+
 # sha2 PATH: sha256 of a file on node 2 (empty if missing).
 sha2() {
 	on2 "sha256sum <'$1' 2>/dev/null | cut -d' ' -f1" >/dev/null
@@ -218,12 +230,4 @@ wait_local_temp() {
 		nap 0.1
 	done
 	fail "no temporary file with data appeared in $1 within $2s"
-}
-
-# no_temp DIR: no temporary file left in a local directory.
-no_temp() {
-	local left
-	left=$(find "$1" -maxdepth 1 -name '.*.part' | head -n3 | tr '\n' ' ')
-	[ -z "$left" ] && return 0
-	fail "temporary files left in $1: $left"
 }
