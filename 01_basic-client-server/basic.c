@@ -180,8 +180,6 @@ int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, 
 			return rc_usage_error(err, errlen, "the message must be 1 byte to 1M long");
 		o->size = (uint32_t)strlen(o->text);
 	}
-	if (!strcmp(o->rc.port, "0"))
-		return rc_usage_error(err, errlen, "port 0 is not a server port");
 	return 0;
 }
 
