@@ -8,16 +8,6 @@ cd "$(dirname "$0")/../.." || exit 2
 : "${TEST_RESULTS:?TEST_RESULTS must name the results file}"
 touch "$TEST_RESULTS" || exit 2
 echo "e2e: device ${RDMA_DEV:-?} at $RDMA_IP (mode ${RDMA_ENV_MODE:-?}), kernel $(uname -r)"
-for f in tests/e2e/[0-9]*.sh; do
-	[ -n "${TEST_FILES:-}" ] && ! [[ $f =~ $TEST_FILES ]] && continue
-	echo "== $f"
-	before=$(grep -c '^not ok' "$TEST_RESULTS")
-	bash "$f"
-	rc=$?
-	# A file that died (a shell error, a signal) may have recorded
-	# nothing: its failure must still count.
-	if [ "$rc" != 0 ] && [ "$(grep -c '^not ok' "$TEST_RESULTS")" = "$before" ]; then
-		echo "not ok - $f exited $rc without recording a failure" | tee -a "$TEST_RESULTS"
-	fi
-done
-! grep -q '^not ok' "$TEST_RESULTS"
+# shellcheck source=../run-files.sh source-path=SCRIPTDIR
+. tests/run-files.sh
+run_test_files tests/e2e

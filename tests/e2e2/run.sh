@@ -12,17 +12,6 @@ TEST_RESULTS=${TEST_RESULTS%.txt}-node$RDMA_NODE.txt
 export TEST_RESULTS
 : >"$TEST_RESULTS"
 echo "e2e2: node $RDMA_NODE at $RDMA_IP, peer $RDMA_PEER_IP, kernel $(uname -r)"
-for f in tests/e2e2/[0-9]*.sh; do
-	[ -n "${TEST_FILES:-}" ] && ! [[ $f =~ $TEST_FILES ]] && continue
-	echo "== $f"
-	before=$(grep -c '^not ok' "$TEST_RESULTS")
-	bash "$f"
-	rc=$?
-	# A file that died (a shell error, a signal) may have recorded
-	# nothing: its failure must still count.
-	if [ "$rc" != 0 ] && [ "$(grep -c '^not ok' "$TEST_RESULTS")" = "$before" ]; then
-		echo "not ok - $f exited $rc (node $RDMA_NODE) without recording a failure" |
-			tee -a "$TEST_RESULTS"
-	fi
-done
-! grep -q '^not ok' "$TEST_RESULTS"
+# shellcheck source=../run-files.sh source-path=SCRIPTDIR
+. tests/run-files.sh
+run_test_files tests/e2e2 "node $RDMA_NODE"
