@@ -47,7 +47,7 @@ UNIT_BINS += $(B)/tests/test-rw
 UNIT_BINS += $(B)/tests/test-xfer
 
 BINS := $(foreach e,$(EXAMPLES),$(e)/rdma-server $(e)/rdma-client)
-SRCS := $(wildcard common/*.[ch] $(addsuffix /*.[ch],$(EXAMPLES)) tests/unit/*.c tests/fuzz/*.c \
+SRCS := $(wildcard common/*.[ch] $(addsuffix /*.[ch],$(EXAMPLES)) tests/unit/*.c tests/fuzz/*.[ch] \
 		tests/hostile/*.c)
 
 .PHONY: all $(EX01) $(EX02) $(EX03) unit hostile fuzz fuzz-build clean test demo transcript check-env format check-format FORCE

@@ -12,15 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "rw.h"
-
-#define CHECK(x)                          \
-	do {                              \
-		if (!(x))                 \
-			__builtin_trap(); \
-	} while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* What rw.h promises about ops and read depth, for HELLO and BUF alike. */
 static void check_ops(unsigned ops, unsigned read_depth)

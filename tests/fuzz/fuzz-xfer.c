@@ -15,15 +15,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "xfer.h"
-
-#define CHECK(x)                          \
-	do {                              \
-		if (!(x))                 \
-			__builtin_trap(); \
-	} while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static uint16_t rd16(const uint8_t *p)
 {
