@@ -26,11 +26,13 @@
  *
  * Copies: per side one CPU copy remains, between the page cache and the
  * registered ring (pread/pwrite). RDMA removes the socket buffers: the NIC
- * reads our ring and writes the peer's. What does not overlap: this
- * program is single-threaded, so while it is in pread/pwrite it does not
- * poll the CQ (the NIC carries on with the chunks already posted), and
- * one core's copy rate bounds the transfer. A faster variant would use
- * O_DIRECT into the ring and an I/O thread or io_uring.
+ * reads our ring and writes the peer's. Two threads: the main thread makes
+ * every verbs call (post, poll, control messages), the disk thread does
+ * the pread/pwrite and the checksum of each chunk, in order (xfer.h says
+ * how they hand chunks over). So the copy and the checksum of one chunk
+ * overlap the posting of the others, and take a second core. O_DIRECT
+ * into the ring would remove the copy too, at the price of alignment
+ * rules.
  *
  * With --json, the result comes as one JSON object for scripts.
  */
@@ -58,8 +60,9 @@ struct client {
 	struct xfer_client_opts opt;
 	struct rc_conn conn;
 	struct xfer_ctl ctl;
-	struct rc_buf *ring; /* depth slots of chunk bytes */
-	struct xfer_hash hash;
+	struct rc_buf *ring;   /* depth slots of chunk bytes */
+	struct xfer_hash hash; /* the disk thread's while it runs */
+	struct xfer_disk disk; /* pread/pwrite and XXH3 of each chunk */
 	uint8_t digest[XFER_HASH_LEN];
 	uint8_t initiator_depth; /* get: READs we may have outstanding */
 	int fd;			 /* put: the source file */
@@ -363,6 +366,8 @@ give_up(struct client *cl, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
+	/* The file is ours alone again before anyone removes it. */
+	xfer_disk_stop(&cl->disk);
 	xfer_make_error(&m, code, "%s", text);
 	/* Best effort: the connection may be gone already. */
 	if (xfer_ctl_send(&cl->ctl, &m) == 0)
@@ -411,17 +416,21 @@ static int request(struct client *cl)
 /* put                                                                 */
 /* ------------------------------------------------------------------ */
 
-/* Disk -> our slot (the one CPU copy), hashed while it is in the cache. */
-static int read_chunk(struct client *cl, uint64_t seq)
+/* On the disk thread: disk -> our slot (the one CPU copy), hashed while
+ * it is in the cache. */
+static int read_chunk(void *arg, uint64_t seq, char *err, size_t errlen)
 {
+	struct client *cl = arg;
 	uint32_t chunk = cl->opt.chunk, len = xfer_chunk_len(cl->size, chunk, seq);
 	uint8_t *data = (uint8_t *)cl->ring->addr + (size_t)(seq % cl->opt.depth) * chunk;
 	char why[RC_ERR_LEN];
 	int ret;
 
 	ret = xfer_read_full(cl->fd, data, len, seq * chunk, why, sizeof(why));
-	if (ret)
-		return give_up(cl, -ret, "client cannot read '%s': %s", cl->opt.local, why);
+	if (ret) {
+		snprintf(err, errlen, "client cannot read '%s': %s", cl->opt.local, why);
+		return ret;
+	}
 	xfer_hash_update(&cl->hash, data, len);
 	rc_trace(&cl->conn.log,
 		 "chunk %" PRIu64 ": read %u bytes at offset %" PRIu64 " into slot %u", seq, len,
@@ -469,11 +478,32 @@ static int check_committed(struct client *cl, const struct xfer_done *d)
 		       d->size, XFER_HASH_NAME, theirs, cl->size, ours);
 }
 
-static int put_file(struct client *cl)
+/* The disk thread for this transfer (read_chunk or write_chunk). */
+static int start_disk(struct client *cl, uint64_t allowed, xfer_disk_fn fn)
+{
+	char why[RC_ERR_LEN];
+	int ret;
+
+	ret = xfer_disk_start(&cl->disk, &cl->conn, cl->nchunks, allowed, fn, cl, why, sizeof(why));
+	return ret ? give_up(cl, -ret, "client: %s", why) : 0;
+}
+
+/* How many chunks the disk thread has handled so far, or its failure. */
+static int disk_done(struct client *cl, uint64_t *done)
+{
+	char why[RC_ERR_LEN];
+	int ret;
+
+	ret = xfer_disk_done(&cl->disk, done, why, sizeof(why));
+	return ret ? give_up(cl, -ret, "%s", why) : 0;
+}
+
+static int put_loop(struct client *cl)
 {
 	uint64_t n = cl->nchunks, depth = cl->opt.depth;
-	/* Chunks read from disk, posted, whose WRITE completed, and whose
-	 * slot the server returned. Chunk k always uses slot k % depth. */
+	/* Chunks read from disk (by the disk thread), posted, whose WRITE
+	 * completed, and whose slot the server returned. Chunk k always uses
+	 * slot k % depth. */
 	uint64_t nread = 0, posted = 0, written = 0, credited = 0;
 	bool done_sent = false, committed = false;
 	struct xfer_msg m;
@@ -482,18 +512,13 @@ static int put_file(struct client *cl)
 	int ret;
 
 	for (;;) {
-		/* 1. The network first: post every chunk that is read and
-		 *    whose slot the server has free. */
+		ret = disk_done(cl, &nread);
+		if (ret)
+			return ret;
+		/* Post every chunk that is read and whose slot the server has
+		 * free. Meanwhile the disk thread reads the next ones. */
 		if (posted < nread && posted < credited + depth) {
 			ret = post_chunk_write(cl, posted++);
-			if (ret)
-				return ret;
-			continue;
-		}
-		/* 2. Then the disk: refill every slot whose WRITE is done,
-		 *    while the chunks already posted are on the wire. */
-		if (nread < n && nread < written + depth) {
-			ret = read_chunk(cl, nread++);
 			if (ret)
 				return ret;
 			continue;
@@ -509,13 +534,18 @@ static int put_file(struct client *cl)
 			return 0;
 		progress_show(cl, credited * cl->opt.chunk < cl->size ? credited * cl->opt.chunk
 								      : cl->size);
-		/* 3. Nothing to do but wait for the next completion. */
+		/* Nothing to do but wait for a completion or the disk. */
 		ret = xfer_ctl_next(&cl->ctl, &wc);
+		if (ret == -EAGAIN)
+			continue; /* the disk thread read a chunk */
 		if (ret)
 			return ret;
 		if (wc.opcode == IBV_WC_RDMA_WRITE && wc.wr_id == written % depth &&
 		    written < posted) {
+			/* Our copy of the chunk is sent: its slot may be
+			 * refilled, with the chunk `depth` further on. */
 			written++;
+			xfer_disk_allow(&cl->disk, written + depth);
 			continue;
 		}
 		if (!xfer_ctl_is_recv(&cl->ctl, &wc) || wc.opcode != IBV_WC_RECV)
@@ -542,6 +572,18 @@ static int put_file(struct client *cl)
 	}
 }
 
+static int put_file(struct client *cl)
+{
+	int ret;
+
+	/* The disk thread may fill every slot at once. */
+	ret = start_disk(cl, cl->opt.depth, read_chunk);
+	if (!ret)
+		ret = put_loop(cl);
+	xfer_disk_stop(&cl->disk);
+	return ret;
+}
+
 /* ------------------------------------------------------------------ */
 /* get                                                                 */
 /* ------------------------------------------------------------------ */
@@ -559,26 +601,36 @@ static int post_chunk_read(struct client *cl, uint64_t seq)
 			    cl->peer_ring.addr + off, cl->peer_ring.rkey, 0, slot, true);
 }
 
-/* A READ completed: our slot -> the temporary file, then give the slot
- * back to the server. */
-static int on_chunk_read(struct client *cl, uint64_t seq)
+/* On the disk thread, once chunk seq's READ completed: our slot -> the
+ * temporary file, hashed while it is in the cache. */
+static int write_chunk(void *arg, uint64_t seq, char *err, size_t errlen)
 {
+	struct client *cl = arg;
 	uint32_t chunk = cl->opt.chunk, len = xfer_chunk_len(cl->size, chunk, seq);
 	uint16_t slot = (uint16_t)(seq % cl->opt.depth);
 	const uint8_t *data = (const uint8_t *)cl->ring->addr + (size_t)slot * chunk;
-	struct xfer_msg m = { .type = XFER_T_CREDIT };
 	char why[RC_ERR_LEN];
 	int ret;
 
 	ret = xfer_sink_write(&cl->sink, data, len, seq * chunk, why, sizeof(why));
-	if (ret)
-		return give_up(cl, -ret, "client: %s; removed the partial file", why);
+	if (ret) {
+		snprintf(err, errlen, "client: %s; removed the partial file", why);
+		return ret;
+	}
 	xfer_hash_update(&cl->hash, data, len);
 	rc_trace(&cl->conn.log,
 		 "chunk %" PRIu64 ": wrote %u bytes at offset %" PRIu64 " from slot %u", seq, len,
 		 seq * chunk, slot);
+	return 0;
+}
+
+/* The chunk is in the file: give its slot back to the server. */
+static int send_credit(struct client *cl, uint64_t seq)
+{
+	struct xfer_msg m = { .type = XFER_T_CREDIT };
+
 	m.u.credit.seq = seq;
-	m.u.credit.slot = slot;
+	m.u.credit.slot = (uint16_t)(seq % cl->opt.depth);
 	return xfer_ctl_send(&cl->ctl, &m);
 }
 
@@ -617,11 +669,12 @@ static int commit_get(struct client *cl, const struct xfer_done *d)
 	return ret ? ret : xfer_ctl_drain(&cl->ctl);
 }
 
-static int get_file(struct client *cl)
+static int get_loop(struct client *cl)
 {
 	uint64_t n = cl->nchunks;
-	/* Chunks the server announced, READs posted, READs done. */
-	uint64_t announced = 0, posted = 0, done = 0;
+	/* Chunks the server announced, READs posted, READs done, chunks
+	 * written to the file (by the disk thread), slots given back. */
+	uint64_t announced = 0, posted = 0, done = 0, stored = 0, credited = 0;
 	struct xfer_done fin = { 0 };
 	bool have_done = false;
 	struct xfer_msg m;
@@ -630,6 +683,16 @@ static int get_file(struct client *cl)
 	int ret;
 
 	for (;;) {
+		ret = disk_done(cl, &stored);
+		if (ret)
+			return ret;
+		/* Every chunk in the file frees its slot on the server. */
+		if (credited < stored) {
+			ret = send_credit(cl, credited++);
+			if (ret)
+				return ret;
+			continue;
+		}
 		/* READ every announced chunk, at most rd_depth at a time. */
 		if (posted < announced && posted - done < cl->rd_depth) {
 			ret = post_chunk_read(cl, posted++);
@@ -637,19 +700,23 @@ static int get_file(struct client *cl)
 				return ret;
 			continue;
 		}
-		if (have_done && done == n)
+		if (have_done && stored == n) {
+			/* The disk thread is done: the file is ours again. */
+			xfer_disk_stop(&cl->disk);
 			return commit_get(cl, &fin);
-		progress_show(cl,
-			      done * cl->opt.chunk < cl->size ? done * cl->opt.chunk : cl->size);
+		}
+		progress_show(cl, stored * cl->opt.chunk < cl->size ? stored * cl->opt.chunk
+								    : cl->size);
 		ret = xfer_ctl_next(&cl->ctl, &wc);
+		if (ret == -EAGAIN)
+			continue; /* the disk thread wrote a chunk */
 		if (ret)
 			return ret;
 		if (wc.opcode == IBV_WC_RDMA_READ && wc.wr_id == done % cl->opt.depth &&
 		    done < posted) {
-			/* READs complete in order: this is chunk `done`. */
-			ret = on_chunk_read(cl, done++);
-			if (ret)
-				return ret;
+			/* READs complete in order: chunk `done` is in our slot,
+			 * for the disk thread to write. */
+			xfer_disk_allow(&cl->disk, ++done);
 			continue;
 		}
 		if (!xfer_ctl_is_recv(&cl->ctl, &wc) || wc.opcode != IBV_WC_RECV)
@@ -674,6 +741,18 @@ static int get_file(struct client *cl)
 			return unexpected(cl, &m);
 		}
 	}
+}
+
+static int get_file(struct client *cl)
+{
+	int ret;
+
+	/* Nothing for the disk thread until the first READ completes. */
+	ret = start_disk(cl, 0, write_chunk);
+	if (!ret)
+		ret = get_loop(cl);
+	xfer_disk_stop(&cl->disk);
+	return ret;
 }
 
 /* ------------------------------------------------------------------ */
@@ -824,6 +903,7 @@ out:
 	if (cl.opt.json)
 		print_json(&cl, code, code == RC_EXIT_OK ? NULL : error);
 	/* A get that did not commit leaves nothing behind. */
+	xfer_disk_stop(&cl.disk);
 	xfer_sink_abort(&cl.sink);
 	rc_conn_destroy(c);
 	xfer_ctl_free(&cl.ctl);

@@ -18,7 +18,9 @@
  *        CHUNK message; the client RDMA_READs it and returns a CREDIT.
  * Each client has its own thread, QP, CQ, ring and file (rc_serve in
  * common/): one client's crash, stall or garbage only ends its own
- * transfer.
+ * transfer. Each transfer also has a disk thread for the pwrite/pread and
+ * the checksum of each chunk, so the client's thread stays free for the
+ * verbs calls (xfer.h says how the two hand chunks over).
  *
  * Copies: RDMA removes the socket-buffer copies and the protocol work of
  * TCP (the NIC moves the bytes between the two rings). What remains is one
@@ -53,6 +55,7 @@ struct session {
 	struct rc_buf *ring;	/* hello.depth slots of hello.chunk bytes */
 	struct xfer_ctl ctl;	/* control messages */
 	struct xfer_hash hash;	/* of the data as we write or read it */
+	struct xfer_disk disk;	/* pwrite/pread and XXH3 of each chunk */
 	struct xfer_sink sink;	/* put: the temporary file */
 	int fd;			/* get: the file served */
 	uint64_t size, nchunks; /* of the file */
@@ -182,6 +185,8 @@ refuse(struct session *s, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
+	/* Nothing more goes to or comes from the file once we said we failed. */
+	xfer_disk_stop(&s->disk);
 	xfer_make_error(&m, code, "%s", text);
 	rc_fail(&s->c->log, code, "%s %s: %s", s->hello.op == XFER_PUT ? "put" : "get", s->qname,
 		m.u.error.text);
@@ -196,6 +201,7 @@ static int lost_client(struct session *s, int ret, uint64_t done)
 {
 	char why[RC_ERR_LEN];
 
+	xfer_disk_stop(&s->disk);
 	snprintf(why, sizeof(why), "%s", s->c->log.err);
 	if (s->c->peer_disconnected)
 		snprintf(why, sizeof(why), "%s", "the client disconnected");
@@ -311,35 +317,74 @@ static int on_request(struct session *s, const struct xfer_msg *m)
 /* put: chunks arrive by RDMA_WRITE_WITH_IMM                           */
 /* ------------------------------------------------------------------ */
 
-static int on_chunk_written(struct session *s, uint64_t seq, const struct ibv_wc *wc)
+/* The data of chunk seq is already in its slot; the immediate and
+ * byte_len say which chunk it claims to be. Check before using it. */
+static int on_chunk_arrived(struct session *s, uint64_t seq, const struct ibv_wc *wc)
 {
-	uint32_t chunk = s->hello.chunk, imm = be32toh(wc->imm_data);
-	uint16_t slot = (uint16_t)(seq % s->hello.depth);
-	const uint8_t *data = (const uint8_t *)s->ring->addr + (size_t)slot * chunk;
-	struct xfer_msg m = { .type = XFER_T_CREDIT };
 	char why[RC_ERR_LEN];
 	int ret;
 
-	/* The data is already in the slot; the immediate and byte_len say
-	 * which chunk it claims to be. Check before using it. */
-	ret = xfer_check_imm(imm, wc->byte_len, seq, s->size, chunk, s->hello.depth, why,
-			     sizeof(why));
+	ret = xfer_check_imm(be32toh(wc->imm_data), wc->byte_len, seq, s->size, s->hello.chunk,
+			     s->hello.depth, why, sizeof(why));
 	if (ret)
 		return refuse(s, EPROTO, "protocol error: %s", why);
-	/* The one copy on this side: slot -> page cache. Meanwhile the NIC
-	 * keeps receiving the next chunks into the other slots. (A client
-	 * that broke the credit rule and wrote into this slot again could
-	 * only garble its own upload, and the checksum would tell.) */
-	ret = xfer_sink_write(&s->sink, data, wc->byte_len, seq * chunk, why, sizeof(why));
-	if (ret)
-		return refuse(s, -ret, "server: %s; removed the partial file", why);
-	xfer_hash_update(&s->hash, data, wc->byte_len);
+	/* byte_len is now the chunk's length: the disk thread may write it. */
+	xfer_disk_allow(&s->disk, seq + 1);
+	return 0;
+}
+
+/* On the disk thread: the one copy on this side, slot -> page cache,
+ * while the NIC keeps receiving the next chunks into the other slots. (A
+ * client that broke the credit rule and wrote into this slot again could
+ * only garble its own upload, and the checksum would tell.) */
+static int write_chunk(void *arg, uint64_t seq, char *err, size_t errlen)
+{
+	struct session *s = arg;
+	uint32_t chunk = s->hello.chunk, len = xfer_chunk_len(s->size, chunk, seq);
+	uint16_t slot = (uint16_t)(seq % s->hello.depth);
+	const uint8_t *data = (const uint8_t *)s->ring->addr + (size_t)slot * chunk;
+	char why[RC_ERR_LEN];
+	int ret;
+
+	ret = xfer_sink_write(&s->sink, data, len, seq * chunk, why, sizeof(why));
+	if (ret) {
+		snprintf(err, errlen, "server: %s; removed the partial file", why);
+		return ret;
+	}
+	xfer_hash_update(&s->hash, data, len);
 	rc_trace(&s->c->log, "chunk %" PRIu64 ": wrote %u bytes at offset %" PRIu64 " from slot %u",
-		 seq, wc->byte_len, seq * chunk, slot);
-	/* The slot is free again: that is the credit. */
+		 seq, len, seq * chunk, slot);
+	return 0;
+}
+
+/* Chunk seq is in the file: its slot is free again, and that is the
+ * credit. */
+static int send_credit(struct session *s, uint64_t seq)
+{
+	struct xfer_msg m = { .type = XFER_T_CREDIT };
+
 	m.u.credit.seq = seq;
-	m.u.credit.slot = slot;
+	m.u.credit.slot = (uint16_t)(seq % s->hello.depth);
 	return xfer_ctl_send(&s->ctl, &m);
+}
+
+/* How many chunks the disk thread has handled so far, or its failure. */
+static int disk_done(struct session *s, uint64_t *done)
+{
+	char why[RC_ERR_LEN];
+	int ret;
+
+	ret = xfer_disk_done(&s->disk, done, why, sizeof(why));
+	return ret ? refuse(s, -ret, "%s", why) : 0;
+}
+
+static int start_disk(struct session *s, uint64_t allowed, xfer_disk_fn fn)
+{
+	char why[RC_ERR_LEN];
+	int ret;
+
+	ret = xfer_disk_start(&s->disk, s->c, s->nchunks, allowed, fn, s, why, sizeof(why));
+	return ret ? refuse(s, -ret, "server: %s", why) : 0;
 }
 
 /* DONE: all data is here. fsync, verify, rename, answer. */
@@ -381,15 +426,35 @@ static int on_put_done(struct session *s, uint64_t arrived, const struct xfer_do
 	return 0;
 }
 
-static int receive_file(struct session *s)
+static int receive_loop(struct session *s)
 {
-	uint64_t arrived = 0;
+	/* Chunks that arrived, that the disk thread wrote, whose slot we
+	 * gave back. */
+	uint64_t arrived = 0, stored = 0, credited = 0;
+	struct xfer_done fin = { 0 };
+	bool have_done = false;
 	struct xfer_msg m;
 	struct ibv_wc wc;
 	int ret;
 
 	for (;;) {
+		ret = disk_done(s, &stored);
+		if (ret)
+			return ret;
+		if (credited < stored) {
+			ret = send_credit(s, credited++);
+			if (ret)
+				return lost_client(s, ret, stored * s->hello.chunk);
+			continue;
+		}
+		if (have_done && stored == arrived) {
+			/* The disk thread is done: the file is ours again. */
+			xfer_disk_stop(&s->disk);
+			return on_put_done(s, arrived, &fin);
+		}
 		ret = xfer_ctl_next(&s->ctl, &wc);
+		if (ret == -EAGAIN)
+			continue; /* the disk thread wrote a chunk */
 		if (ret)
 			return lost_client(s, ret, arrived * s->hello.chunk);
 		if (!xfer_ctl_is_recv(&s->ctl, &wc))
@@ -398,12 +463,16 @@ static int receive_file(struct session *s)
 		if (ret)
 			return refuse(s, EPROTO, "protocol error: %s", s->c->log.err);
 		if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
-			ret = on_chunk_written(s, arrived, &wc);
+			if (have_done)
+				return refuse(s, EPROTO, "protocol error: a chunk after DONE");
+			ret = on_chunk_arrived(s, arrived, &wc);
 			if (ret)
 				return ret;
 			arrived++;
-		} else if (m.type == XFER_T_DONE) {
-			return on_put_done(s, arrived, &m.u.done);
+		} else if (m.type == XFER_T_DONE && !have_done) {
+			/* Checked once the disk thread has written what arrived. */
+			fin = m.u.done;
+			have_done = true;
 		} else if (m.type == XFER_T_ERROR) {
 			return rc_fail(&s->c->log, ECONNABORTED,
 				       "put %s: the client gave up: %s; removed the partial file",
@@ -415,29 +484,54 @@ static int receive_file(struct session *s)
 	}
 }
 
+static int receive_file(struct session *s)
+{
+	int ret;
+
+	/* Nothing for the disk thread until the first chunk arrives. */
+	ret = start_disk(s, 0, write_chunk);
+	if (!ret)
+		ret = receive_loop(s);
+	xfer_disk_stop(&s->disk);
+	return ret;
+}
+
 /* ------------------------------------------------------------------ */
 /* get: we announce filled slots, the client READs them                */
 /* ------------------------------------------------------------------ */
 
-static int fill_slot(struct session *s, uint64_t seq)
+/* On the disk thread: the one copy on this side, page cache -> slot,
+ * while the client is READing the slots announced before. */
+static int read_chunk(void *arg, uint64_t seq, char *err, size_t errlen)
 {
+	struct session *s = arg;
 	uint32_t chunk = s->hello.chunk, len = xfer_chunk_len(s->size, chunk, seq);
 	uint16_t slot = (uint16_t)(seq % s->hello.depth);
 	uint8_t *data = (uint8_t *)s->ring->addr + (size_t)slot * chunk;
-	struct xfer_msg m = { .type = XFER_T_CHUNK };
 	char why[RC_ERR_LEN];
 	int ret;
 
-	/* The one copy on this side: page cache -> slot, while the client
-	 * is READing the slots announced before. */
 	ret = xfer_read_full(s->fd, data, len, seq * chunk, why, sizeof(why));
-	if (ret)
-		return refuse(s, -ret, "server cannot read %s: %s", s->qname, why);
+	if (ret) {
+		snprintf(err, errlen, "server cannot read %s: %s", s->qname, why);
+		return ret;
+	}
 	xfer_hash_update(&s->hash, data, len);
 	rc_trace(&s->c->log, "chunk %" PRIu64 ": read %u bytes at offset %" PRIu64 " into slot %u",
 		 seq, len, seq * chunk, slot);
-	m.u.chunk =
-		(struct xfer_chunk){ .seq = seq, .offset = seq * chunk, .len = len, .slot = slot };
+	return 0;
+}
+
+/* Chunk seq is in its slot: tell the client where, for its READ. */
+static int announce_chunk(struct session *s, uint64_t seq)
+{
+	uint32_t chunk = s->hello.chunk, len = xfer_chunk_len(s->size, chunk, seq);
+	struct xfer_msg m = { .type = XFER_T_CHUNK };
+
+	m.u.chunk = (struct xfer_chunk){ .seq = seq,
+					 .offset = seq * chunk,
+					 .len = len,
+					 .slot = (uint16_t)(seq % s->hello.depth) };
 	return xfer_ctl_send(&s->ctl, &m);
 }
 
@@ -458,9 +552,11 @@ static int on_get_committed(struct session *s, uint64_t credited, const struct x
 	return 0;
 }
 
-static int send_file(struct session *s)
+static int send_loop(struct session *s)
 {
-	uint64_t filled = 0, credited = 0;
+	/* Chunks the disk thread read into their slot, that we announced,
+	 * whose slot the client gave back. */
+	uint64_t filled = 0, announced = 0, credited = 0;
 	bool done_sent = false;
 	struct xfer_msg m;
 	struct ibv_wc wc;
@@ -468,15 +564,17 @@ static int send_file(struct session *s)
 	int ret;
 
 	for (;;) {
-		/* Keep every free slot filled and announced. */
-		if (filled < s->nchunks && filled < credited + s->hello.depth) {
-			ret = fill_slot(s, filled);
+		ret = disk_done(s, &filled);
+		if (ret)
+			return ret;
+		/* Announce every filled slot. */
+		if (announced < filled) {
+			ret = announce_chunk(s, announced++);
 			if (ret)
-				return ret;
-			filled++;
+				return lost_client(s, ret, credited * s->hello.chunk);
 			continue;
 		}
-		if (filled == s->nchunks && !done_sent) {
+		if (announced == s->nchunks && !done_sent) {
 			m = (struct xfer_msg){ .type = XFER_T_DONE };
 			xfer_hash_final(&s->hash, s->digest);
 			m.u.done.size = s->size;
@@ -488,6 +586,8 @@ static int send_file(struct session *s)
 			continue;
 		}
 		ret = xfer_ctl_next(&s->ctl, &wc);
+		if (ret == -EAGAIN)
+			continue; /* the disk thread read a chunk */
 		if (ret)
 			return lost_client(s, ret, credited * s->hello.chunk);
 		if (!xfer_ctl_is_recv(&s->ctl, &wc) || wc.opcode != IBV_WC_RECV)
@@ -496,11 +596,13 @@ static int send_file(struct session *s)
 		if (ret)
 			return refuse(s, EPROTO, "protocol error: %s", s->c->log.err);
 		if (m.type == XFER_T_CREDIT) {
-			ret = xfer_check_credit(&m.u.credit, credited, filled, s->hello.depth, why,
-						sizeof(why));
+			ret = xfer_check_credit(&m.u.credit, credited, announced, s->hello.depth,
+						why, sizeof(why));
 			if (ret)
 				return refuse(s, EPROTO, "protocol error: %s", why);
+			/* The client has the chunk: its slot may be refilled. */
 			credited++;
+			xfer_disk_allow(&s->disk, credited + s->hello.depth);
 		} else if (m.type == XFER_T_COMMITTED && done_sent) {
 			return on_get_committed(s, credited, &m.u.done);
 		} else if (m.type == XFER_T_ERROR) {
@@ -511,6 +613,18 @@ static int send_file(struct session *s)
 				      xfer_type_str(m.type));
 		}
 	}
+}
+
+static int send_file(struct session *s)
+{
+	int ret;
+
+	/* The disk thread may fill every slot at once. */
+	ret = start_disk(s, s->hello.depth, read_chunk);
+	if (!ret)
+		ret = send_loop(s);
+	xfer_disk_stop(&s->disk);
+	return ret;
 }
 
 /* ------------------------------------------------------------------ */
@@ -554,6 +668,7 @@ static int serve_client(struct rc_conn *c, const void *priv, size_t priv_len, vo
 out:
 	/* Every way out of a put that did not commit removes the temporary
 	 * file; after a commit there is none left to remove. */
+	xfer_disk_stop(&s.disk);
 	xfer_sink_abort(&s.sink);
 	if (s.fd >= 0)
 		close(s.fd);

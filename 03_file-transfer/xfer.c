@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -1137,6 +1138,123 @@ int xfer_read_full(int fd, void *buf, size_t len, uint64_t off, char *err, size_
 }
 
 /* ------------------------------------------------------------------ */
+/* Disk thread                                                         */
+/* ------------------------------------------------------------------ */
+
+static void disk_wake(struct xfer_disk *d)
+{
+	uint64_t one = 1;
+
+	/* Cannot fail short of a bug (the counter would need 2^64 - 1
+	 * wake-ups unread); a lost one would only delay the main thread to
+	 * its next completion or timeout. */
+	if (write(d->efd, &one, sizeof(one)) < 0)
+		return;
+}
+
+static void *disk_main(void *arg)
+{
+	struct xfer_disk *d = arg;
+	char why[RC_ERR_LEN];
+	uint64_t seq;
+	bool stop;
+	int ret;
+
+	for (seq = 0; seq < d->n; seq++) {
+		/* No timeout needed: the main thread either allows more or
+		 * stops us, on every path (xfer_disk_stop). */
+		pthread_mutex_lock(&d->lock);
+		while (seq >= d->allowed && !d->stop)
+			pthread_cond_wait(&d->cond, &d->lock);
+		stop = d->stop;
+		pthread_mutex_unlock(&d->lock);
+		if (stop)
+			break;
+		why[0] = '\0';
+		ret = d->fn(d->arg, seq, why, sizeof(why));
+		pthread_mutex_lock(&d->lock);
+		if (ret) {
+			d->err = ret;
+			snprintf(d->why, sizeof(d->why), "%s", why);
+		} else {
+			d->done = seq + 1;
+		}
+		pthread_mutex_unlock(&d->lock);
+		disk_wake(d);
+		if (ret)
+			break;
+	}
+	return NULL;
+}
+
+int xfer_disk_start(struct xfer_disk *d, struct rc_conn *c, uint64_t n, uint64_t allowed,
+		    xfer_disk_fn fn, void *arg, char *err, size_t errlen)
+{
+	int ret;
+
+	*d = (struct xfer_disk){ .c = c, .fn = fn, .arg = arg, .n = n, .allowed = allowed };
+	/* Non-blocking: rc_next_wc reads it only to reset it. */
+	d->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (d->efd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "eventfd: %s", strerror(errno));
+		return ret;
+	}
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_cond_init(&d->cond, NULL);
+	ret = pthread_create(&d->thread, NULL, disk_main, d);
+	if (ret) {
+		snprintf(err, errlen, "cannot start the disk thread: %s", strerror(ret));
+		pthread_cond_destroy(&d->cond);
+		pthread_mutex_destroy(&d->lock);
+		close(d->efd);
+		return -ret;
+	}
+	d->running = true;
+	c->wake_fd = d->efd;
+	return 0;
+}
+
+void xfer_disk_allow(struct xfer_disk *d, uint64_t allowed)
+{
+	pthread_mutex_lock(&d->lock);
+	if (allowed > d->allowed) {
+		d->allowed = allowed;
+		pthread_cond_signal(&d->cond);
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
+int xfer_disk_done(struct xfer_disk *d, uint64_t *done, char *why, size_t whylen)
+{
+	int ret;
+
+	pthread_mutex_lock(&d->lock);
+	*done = d->done;
+	ret = d->err;
+	if (ret)
+		snprintf(why, whylen, "%s", d->why);
+	pthread_mutex_unlock(&d->lock);
+	return ret;
+}
+
+void xfer_disk_stop(struct xfer_disk *d)
+{
+	if (!d->running)
+		return;
+	pthread_mutex_lock(&d->lock);
+	d->stop = true;
+	pthread_cond_signal(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+	pthread_join(d->thread, NULL);
+	d->running = false;
+	d->c->wake_fd = -1;
+	pthread_cond_destroy(&d->cond);
+	pthread_mutex_destroy(&d->lock);
+	close(d->efd);
+}
+
+/* ------------------------------------------------------------------ */
 /* Control channel                                                     */
 /* ------------------------------------------------------------------ */
 
@@ -1238,7 +1356,7 @@ int xfer_ctl_send(struct xfer_ctl *x, const struct xfer_msg *m)
 	 * keeping the others for the caller's loop. */
 	while (x->nfree == 0) {
 		ret = take_one(x, &wc, true);
-		if (ret < 0)
+		if (ret < 0 && ret != -EAGAIN) /* EAGAIN: the disk thread's news */
 			return ret;
 	}
 	slot = x->free_send[--x->nfree];
@@ -1307,7 +1425,7 @@ int xfer_ctl_drain(struct xfer_ctl *x)
 
 	while (x->nfree < x->nsend) {
 		ret = take_one(x, &wc, true);
-		if (ret < 0)
+		if (ret < 0 && ret != -EAGAIN) /* EAGAIN: the disk thread's news */
 			return ret;
 	}
 	return 0;

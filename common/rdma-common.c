@@ -456,7 +456,7 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 	 * already queued, or arrives while we spin, should cost none.
 	 */
 	uint64_t deadline = 0;
-	int fds[3] = { c->dev.channel->fd, c->cm_channel->fd, c->cancel_fd };
+	int fds[4] = { c->dev.channel->fd, c->cm_channel->fd, c->cancel_fd, c->wake_fd };
 	bool armed = false;
 	unsigned spins = 0;
 	struct cm_info info;
@@ -494,7 +494,7 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 				continue;
 			if (!deadline)
 				deadline = rc_now_us() + (uint64_t)c->timeout_ms * 1000u;
-			ret = wait_readable(fds + 1, 2, 0);
+			ret = wait_readable(fds + 1, 3, 0);
 			if (ret == -ETIMEDOUT && rc_now_us() < deadline)
 				continue;
 			if (ret == -ETIMEDOUT)
@@ -518,7 +518,7 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 				       rc_cm_event_hint(RDMA_CM_EVENT_DISCONNECTED, 0));
 		if (!deadline)
 			deadline = rc_now_us() + (uint64_t)c->timeout_ms * 1000u;
-		ret = wait_readable(fds, 3, deadline);
+		ret = wait_readable(fds, 4, deadline);
 	readable:
 		if (ret == 0) {
 			if (ibv_get_cq_event(c->dev.channel, &cq, &cq_ctx) == 0) {
@@ -534,6 +534,14 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 						      "waiting for a completion");
 		} else if (ret == 2) {
 			return rc_fail(&c->log, ECANCELED, "cancelled (shutting down)");
+		} else if (ret == 3) {
+			uint64_t news;
+
+			/* Reading resets the eventfd; the caller looks. */
+			if (read(c->wake_fd, &news, sizeof(news)) < 0 && errno != EAGAIN)
+				return rc_fail(&c->log, errno, "reading the wake-up fd: %s",
+					       strerror(errno));
+			return -EAGAIN;
 		} else if (ret == -ETIMEDOUT) {
 			return rc_fail(&c->log, ETIMEDOUT,
 				       "no completion within %d ms; hint: the peer stalled, or the "
@@ -561,6 +569,7 @@ void rc_conn_init(struct rc_conn *c, const char *name, bool verbose, int timeout
 	rc_log_init(&c->log, name, verbose);
 	c->timeout_ms = timeout_ms;
 	c->cancel_fd = cancel_fd;
+	c->wake_fd = -1;
 }
 
 static void format_addr(const struct sockaddr *sa, char *out, size_t len)

@@ -163,6 +163,7 @@ struct rc_conn {
 	int timeout_ms; /* bound of every single wait */
 	bool busy_poll; /* spin on the CQ instead of sleeping on its channel */
 	int cancel_fd;	/* -1, or an fd whose readability aborts waits */
+	int wake_fd;	/* -1, or an eventfd that ends rc_next_wc's wait early */
 
 	struct rdma_event_channel *cm_channel; /* events of this id only */
 	struct rdma_cm_id *id;
@@ -239,7 +240,9 @@ int rc_reject(struct rc_conn *c, const char *reason);
  * batches of RC_POLL_BATCH and hands them out one by one.
  * Returns 0 with *wc filled; -EIO with *wc filled when the completion
  * failed (log.err names the status and a hint); -ETIMEDOUT;
- * -ECONNRESET when the peer disconnected; -ECANCELED when cancel_fd fired.
+ * -ECONNRESET when the peer disconnected; -ECANCELED when cancel_fd fired;
+ * -EAGAIN, with no completion and no error, when wake_fd fired (it is read,
+ * which resets an eventfd): another thread of ours has news.
  */
 int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc);
 

@@ -5,6 +5,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -952,6 +954,104 @@ static void read_full_reports_short_files(void **state)
 	close(fd);
 }
 
+/* ------------------------------------------------------------------ */
+/* The disk thread                                                     */
+/* ------------------------------------------------------------------ */
+
+/* What the disk thread did: the chunks in the order it handled them. */
+struct disk_log {
+	uint64_t seen[16];
+	unsigned count;
+	uint64_t fail_at; /* fail on this chunk (UINT64_MAX: never) */
+};
+
+static int log_chunk(void *arg, uint64_t seq, char *err, size_t errlen)
+{
+	struct disk_log *l = arg;
+
+	if (seq == l->fail_at) {
+		snprintf(err, errlen, "no space for chunk %" PRIu64, seq);
+		return -ENOSPC;
+	}
+	l->seen[l->count++] = seq;
+	return 0;
+}
+
+/* Wait (at most 5 s) for the disk thread's eventfd, as rc_next_wc would,
+ * until it reports `want` chunks or an error; return xfer_disk_done's. */
+static int wait_disk(struct xfer_disk *d, uint64_t want, uint64_t *done, char *why, size_t len)
+{
+	struct pollfd p = { .fd = d->efd, .events = POLLIN };
+	uint64_t cnt;
+	int ret, i;
+
+	for (i = 0; i < 50; i++) {
+		ret = xfer_disk_done(d, done, why, len);
+		if (ret || *done >= want)
+			return ret;
+		if (poll(&p, 1, 100) == 1)
+			assert_int_equal(read(d->efd, &cnt, sizeof(cnt)), sizeof(cnt));
+	}
+	return xfer_disk_done(d, done, why, len);
+}
+
+static void disk_thread_keeps_order_and_limit(void **state)
+{
+	struct disk_log l = { .fail_at = UINT64_MAX };
+	struct xfer_disk d;
+	struct rc_conn c;
+	char err[RC_ERR_LEN], why[RC_ERR_LEN];
+	uint64_t done = 0;
+	unsigned i;
+
+	(void)state;
+	rc_conn_init(&c, "test", false, 1000, -1);
+	assert_int_equal(xfer_disk_start(&d, &c, 6, 2, log_chunk, &l, err, sizeof(err)), 0);
+	assert_int_equal(c.wake_fd, d.efd); /* rc_next_wc wakes for it */
+	assert_int_equal(wait_disk(&d, 2, &done, why, sizeof(why)), 0);
+	assert_int_equal(done, 2);
+	/* Not one chunk beyond what was allowed, however long we wait. */
+	usleep(200 * 1000);
+	assert_int_equal(xfer_disk_done(&d, &done, why, sizeof(why)), 0);
+	assert_int_equal(done, 2);
+	xfer_disk_allow(&d, 1); /* lowering is ignored */
+	xfer_disk_allow(&d, 6);
+	assert_int_equal(wait_disk(&d, 6, &done, why, sizeof(why)), 0);
+	assert_int_equal(done, 6);
+	xfer_disk_stop(&d);
+	assert_int_equal(c.wake_fd, -1);
+	assert_int_equal(l.count, 6);
+	for (i = 0; i < l.count; i++)
+		assert_int_equal(l.seen[i], i);
+	xfer_disk_stop(&d); /* twice is harmless */
+}
+
+static void disk_thread_reports_failure_and_stops(void **state)
+{
+	struct disk_log l = { .fail_at = 3 };
+	struct xfer_disk d, never = { 0 };
+	struct rc_conn c;
+	char err[RC_ERR_LEN], why[RC_ERR_LEN] = "";
+	uint64_t done = 0;
+
+	(void)state;
+	rc_conn_init(&c, "test", false, 1000, -1);
+	assert_int_equal(xfer_disk_start(&d, &c, 10, 10, log_chunk, &l, err, sizeof(err)), 0);
+	assert_int_equal(wait_disk(&d, 10, &done, why, sizeof(why)), -ENOSPC);
+	assert_int_equal(done, 3); /* the chunks before the failure */
+	assert_string_equal(why, "no space for chunk 3");
+	xfer_disk_stop(&d);
+	assert_int_equal(l.count, 3);
+	/* Stopped while waiting for permission: returns, nothing handled. */
+	l = (struct disk_log){ .fail_at = UINT64_MAX };
+	assert_int_equal(xfer_disk_start(&d, &c, 10, 0, log_chunk, &l, err, sizeof(err)), 0);
+	usleep(50 * 1000);
+	xfer_disk_stop(&d);
+	assert_int_equal(l.count, 0);
+	/* Never started (a transfer that failed before it): nothing to do. */
+	xfer_disk_stop(&never);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -981,6 +1081,8 @@ int main(void)
 						dir_teardown),
 		cmocka_unit_test_setup_teardown(read_full_reports_short_files, dir_setup,
 						dir_teardown),
+		cmocka_unit_test(disk_thread_keeps_order_and_limit),
+		cmocka_unit_test(disk_thread_reports_failure_and_stops),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
