@@ -63,6 +63,7 @@ struct client {
 	struct rc_buf *ring;   /* depth slots of chunk bytes */
 	struct xfer_hash hash; /* the disk thread's while it runs */
 	struct xfer_disk disk; /* pread/pwrite and XXH3 of each chunk */
+	struct xfer_io io;     /* what the disk thread works on */
 	uint8_t digest[XFER_HASH_LEN];
 	uint8_t initiator_depth; /* get: READs we may have outstanding */
 	int fd;			 /* put: the source file */
@@ -73,6 +74,7 @@ struct client {
 	struct rc_remote_buf peer_ring;
 	uint16_t rd_depth; /* get: the server's answer */
 	char qname[400];   /* the remote name, quoted */
+	char qlocal[400];  /* the local name, quoted */
 	struct progress prog;
 	uint64_t t0_ns, t1_ns; /* REQUEST sent, file committed */
 };
@@ -416,28 +418,6 @@ static int request(struct client *cl)
 /* put                                                                 */
 /* ------------------------------------------------------------------ */
 
-/* On the disk thread: disk -> our slot (the one CPU copy), hashed while
- * it is in the cache. */
-static int read_chunk(void *arg, uint64_t seq, char *err, size_t errlen)
-{
-	struct client *cl = arg;
-	uint32_t chunk = cl->opt.chunk, len = xfer_chunk_len(cl->size, chunk, seq);
-	uint8_t *data = (uint8_t *)cl->ring->addr + (size_t)(seq % cl->opt.depth) * chunk;
-	char why[RC_ERR_LEN];
-	int ret;
-
-	ret = xfer_read_full(cl->fd, data, len, seq * chunk, why, sizeof(why));
-	if (ret) {
-		snprintf(err, errlen, "client cannot read '%s': %s", cl->opt.local, why);
-		return ret;
-	}
-	xfer_hash_update(&cl->hash, data, len);
-	rc_trace(&cl->conn.log,
-		 "chunk %" PRIu64 ": read %u bytes at offset %" PRIu64 " into slot %u", seq, len,
-		 seq * chunk, (unsigned)(seq % cl->opt.depth));
-	return 0;
-}
-
 /* Our slot -> the same slot of the server's ring, with the immediate that
  * tells the server which chunk just landed. */
 static int post_chunk_write(struct client *cl, uint64_t seq)
@@ -478,13 +458,25 @@ static int check_committed(struct client *cl, const struct xfer_done *d)
 		       d->size, XFER_HASH_NAME, theirs, cl->size, ours);
 }
 
-/* The disk thread for this transfer (read_chunk or write_chunk). */
+/* The disk thread for this transfer: xfer_io_read (put: file -> our
+ * slots) or xfer_io_write (get: our slots -> the temporary file). */
 static int start_disk(struct client *cl, uint64_t allowed, xfer_disk_fn fn)
 {
 	char why[RC_ERR_LEN];
 	int ret;
 
-	ret = xfer_disk_start(&cl->disk, &cl->conn, cl->nchunks, allowed, fn, cl, why, sizeof(why));
+	cl->io = (struct xfer_io){ .ring = cl->ring->addr,
+				   .chunk = cl->opt.chunk,
+				   .depth = cl->opt.depth,
+				   .size = cl->size,
+				   .fd = cl->fd,
+				   .sink = &cl->sink,
+				   .hash = &cl->hash,
+				   .log = &cl->conn.log,
+				   .who = "client",
+				   .name = cl->qlocal };
+	ret = xfer_disk_start(&cl->disk, &cl->conn, cl->nchunks, allowed, fn, &cl->io, why,
+			      sizeof(why));
 	return ret ? give_up(cl, -ret, "client: %s", why) : 0;
 }
 
@@ -577,7 +569,7 @@ static int put_file(struct client *cl)
 	int ret;
 
 	/* The disk thread may fill every slot at once. */
-	ret = start_disk(cl, cl->opt.depth, read_chunk);
+	ret = start_disk(cl, cl->opt.depth, xfer_io_read);
 	if (!ret)
 		ret = put_loop(cl);
 	xfer_disk_stop(&cl->disk);
@@ -599,29 +591,6 @@ static int post_chunk_read(struct client *cl, uint64_t seq)
 		return rc_fail(&cl->conn.log, EPROTO, "slot %u is outside the server's ring", slot);
 	return rc_post_rdma(&cl->conn, IBV_WR_RDMA_READ, cl->ring, off, len,
 			    cl->peer_ring.addr + off, cl->peer_ring.rkey, 0, slot, true);
-}
-
-/* On the disk thread, once chunk seq's READ completed: our slot -> the
- * temporary file, hashed while it is in the cache. */
-static int write_chunk(void *arg, uint64_t seq, char *err, size_t errlen)
-{
-	struct client *cl = arg;
-	uint32_t chunk = cl->opt.chunk, len = xfer_chunk_len(cl->size, chunk, seq);
-	uint16_t slot = (uint16_t)(seq % cl->opt.depth);
-	const uint8_t *data = (const uint8_t *)cl->ring->addr + (size_t)slot * chunk;
-	char why[RC_ERR_LEN];
-	int ret;
-
-	ret = xfer_sink_write(&cl->sink, data, len, seq * chunk, why, sizeof(why));
-	if (ret) {
-		snprintf(err, errlen, "client: %s; removed the partial file", why);
-		return ret;
-	}
-	xfer_hash_update(&cl->hash, data, len);
-	rc_trace(&cl->conn.log,
-		 "chunk %" PRIu64 ": wrote %u bytes at offset %" PRIu64 " from slot %u", seq, len,
-		 seq * chunk, slot);
-	return 0;
 }
 
 /* The chunk is in the file: give its slot back to the server. */
@@ -748,7 +717,7 @@ static int get_file(struct client *cl)
 	int ret;
 
 	/* Nothing for the disk thread until the first READ completes. */
-	ret = start_disk(cl, 0, write_chunk);
+	ret = start_disk(cl, 0, xfer_io_write);
 	if (!ret)
 		ret = get_loop(cl);
 	xfer_disk_stop(&cl->disk);
@@ -839,6 +808,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	xfer_quote(q, sizeof(q), cl.opt.name, strlen(cl.opt.name));
 	snprintf(cl.qname, sizeof(cl.qname), "'%s'", q);
+	snprintf(cl.qlocal, sizeof(cl.qlocal), "'%.390s'", cl.opt.local);
 	rc_conn_init(c, "client", cl.opt.rc.verbose, cl.opt.rc.timeout_ms, -1);
 	c->busy_poll = cl.opt.rc.busy_poll;
 

@@ -56,6 +56,7 @@ struct session {
 	struct xfer_ctl ctl;	/* control messages */
 	struct xfer_hash hash;	/* of the data as we write or read it */
 	struct xfer_disk disk;	/* pwrite/pread and XXH3 of each chunk */
+	struct xfer_io io;	/* what the disk thread works on */
 	struct xfer_sink sink;	/* put: the temporary file */
 	int fd;			/* get: the file served */
 	uint64_t size, nchunks; /* of the file */
@@ -328,32 +329,11 @@ static int on_chunk_arrived(struct session *s, uint64_t seq, const struct ibv_wc
 			     s->hello.depth, why, sizeof(why));
 	if (ret)
 		return refuse(s, EPROTO, "protocol error: %s", why);
-	/* byte_len is now the chunk's length: the disk thread may write it. */
+	/* byte_len is now the chunk's length: the disk thread may write it.
+	 * (A client that broke the credit rule and wrote into this slot
+	 * again could only garble its own upload, and the checksum would
+	 * tell.) */
 	xfer_disk_allow(&s->disk, seq + 1);
-	return 0;
-}
-
-/* On the disk thread: the one copy on this side, slot -> page cache,
- * while the NIC keeps receiving the next chunks into the other slots. (A
- * client that broke the credit rule and wrote into this slot again could
- * only garble its own upload, and the checksum would tell.) */
-static int write_chunk(void *arg, uint64_t seq, char *err, size_t errlen)
-{
-	struct session *s = arg;
-	uint32_t chunk = s->hello.chunk, len = xfer_chunk_len(s->size, chunk, seq);
-	uint16_t slot = (uint16_t)(seq % s->hello.depth);
-	const uint8_t *data = (const uint8_t *)s->ring->addr + (size_t)slot * chunk;
-	char why[RC_ERR_LEN];
-	int ret;
-
-	ret = xfer_sink_write(&s->sink, data, len, seq * chunk, why, sizeof(why));
-	if (ret) {
-		snprintf(err, errlen, "server: %s; removed the partial file", why);
-		return ret;
-	}
-	xfer_hash_update(&s->hash, data, len);
-	rc_trace(&s->c->log, "chunk %" PRIu64 ": wrote %u bytes at offset %" PRIu64 " from slot %u",
-		 seq, len, seq * chunk, slot);
 	return 0;
 }
 
@@ -378,12 +358,26 @@ static int disk_done(struct session *s, uint64_t *done)
 	return ret ? refuse(s, -ret, "%s", why) : 0;
 }
 
+/* The disk thread for this transfer: xfer_io_write (put: our slots -> the
+ * temporary file, while the NIC keeps receiving the next chunks into the
+ * other slots) or xfer_io_read (get: file -> our slots, while the client
+ * READs the slots announced before). */
 static int start_disk(struct session *s, uint64_t allowed, xfer_disk_fn fn)
 {
 	char why[RC_ERR_LEN];
 	int ret;
 
-	ret = xfer_disk_start(&s->disk, s->c, s->nchunks, allowed, fn, s, why, sizeof(why));
+	s->io = (struct xfer_io){ .ring = s->ring->addr,
+				  .chunk = s->hello.chunk,
+				  .depth = s->hello.depth,
+				  .size = s->size,
+				  .fd = s->fd,
+				  .sink = &s->sink,
+				  .hash = &s->hash,
+				  .log = &s->c->log,
+				  .who = "server",
+				  .name = s->qname };
+	ret = xfer_disk_start(&s->disk, s->c, s->nchunks, allowed, fn, &s->io, why, sizeof(why));
 	return ret ? refuse(s, -ret, "server: %s", why) : 0;
 }
 
@@ -489,7 +483,7 @@ static int receive_file(struct session *s)
 	int ret;
 
 	/* Nothing for the disk thread until the first chunk arrives. */
-	ret = start_disk(s, 0, write_chunk);
+	ret = start_disk(s, 0, xfer_io_write);
 	if (!ret)
 		ret = receive_loop(s);
 	xfer_disk_stop(&s->disk);
@@ -499,28 +493,6 @@ static int receive_file(struct session *s)
 /* ------------------------------------------------------------------ */
 /* get: we announce filled slots, the client READs them                */
 /* ------------------------------------------------------------------ */
-
-/* On the disk thread: the one copy on this side, page cache -> slot,
- * while the client is READing the slots announced before. */
-static int read_chunk(void *arg, uint64_t seq, char *err, size_t errlen)
-{
-	struct session *s = arg;
-	uint32_t chunk = s->hello.chunk, len = xfer_chunk_len(s->size, chunk, seq);
-	uint16_t slot = (uint16_t)(seq % s->hello.depth);
-	uint8_t *data = (uint8_t *)s->ring->addr + (size_t)slot * chunk;
-	char why[RC_ERR_LEN];
-	int ret;
-
-	ret = xfer_read_full(s->fd, data, len, seq * chunk, why, sizeof(why));
-	if (ret) {
-		snprintf(err, errlen, "server cannot read %s: %s", s->qname, why);
-		return ret;
-	}
-	xfer_hash_update(&s->hash, data, len);
-	rc_trace(&s->c->log, "chunk %" PRIu64 ": read %u bytes at offset %" PRIu64 " into slot %u",
-		 seq, len, seq * chunk, slot);
-	return 0;
-}
 
 /* Chunk seq is in its slot: tell the client where, for its READ. */
 static int announce_chunk(struct session *s, uint64_t seq)
@@ -620,7 +592,7 @@ static int send_file(struct session *s)
 	int ret;
 
 	/* The disk thread may fill every slot at once. */
-	ret = start_disk(s, s->hello.depth, read_chunk);
+	ret = start_disk(s, s->hello.depth, xfer_io_read);
 	if (!ret)
 		ret = send_loop(s);
 	xfer_disk_stop(&s->disk);

@@ -1254,6 +1254,46 @@ void xfer_disk_stop(struct xfer_disk *d)
 	close(d->efd);
 }
 
+int xfer_io_read(void *arg, uint64_t seq, char *err, size_t errlen)
+{
+	struct xfer_io *io = arg;
+	uint32_t len = xfer_chunk_len(io->size, io->chunk, seq);
+	unsigned slot = (unsigned)(seq % io->depth);
+	uint8_t *data = io->ring + (size_t)slot * io->chunk;
+	char why[RC_ERR_LEN];
+	int ret;
+
+	ret = xfer_read_full(io->fd, data, len, seq * io->chunk, why, sizeof(why));
+	if (ret) {
+		snprintf(err, errlen, "%s cannot read %s: %s", io->who, io->name, why);
+		return ret;
+	}
+	xfer_hash_update(io->hash, data, len);
+	rc_trace(io->log, "chunk %" PRIu64 ": read %u bytes at offset %" PRIu64 " into slot %u",
+		 seq, len, seq * io->chunk, slot);
+	return 0;
+}
+
+int xfer_io_write(void *arg, uint64_t seq, char *err, size_t errlen)
+{
+	struct xfer_io *io = arg;
+	uint32_t len = xfer_chunk_len(io->size, io->chunk, seq);
+	unsigned slot = (unsigned)(seq % io->depth);
+	const uint8_t *data = io->ring + (size_t)slot * io->chunk;
+	char why[RC_ERR_LEN];
+	int ret;
+
+	ret = xfer_sink_write(io->sink, data, len, seq * io->chunk, why, sizeof(why));
+	if (ret) {
+		snprintf(err, errlen, "%s: %s; removed the partial file", io->who, why);
+		return ret;
+	}
+	xfer_hash_update(io->hash, data, len);
+	rc_trace(io->log, "chunk %" PRIu64 ": wrote %u bytes at offset %" PRIu64 " from slot %u",
+		 seq, len, seq * io->chunk, slot);
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Control channel                                                     */
 /* ------------------------------------------------------------------ */

@@ -349,6 +349,30 @@ int xfer_disk_done(struct xfer_disk *d, uint64_t *done, char *why, size_t whylen
  * a zeroed struct and twice; call before anything else touches the file. */
 void xfer_disk_stop(struct xfer_disk *d);
 
+/*
+ * What the disk thread does on either side: chunk k is slot k % depth of
+ * the ring and bytes [k * chunk, +len) of the file. The sender reads it
+ * from the file into the slot (the one CPU copy on that side), the
+ * receiver writes it from the slot to the temporary file; both hash it
+ * while it is in the cache.
+ */
+struct xfer_io {
+	uint8_t *ring;
+	uint32_t chunk;
+	uint16_t depth;
+	uint64_t size;
+	int fd;			  /* sender: the file */
+	struct xfer_sink *sink;	  /* receiver: the temporary file */
+	struct xfer_hash *hash;	  /* the disk thread's while it runs */
+	const struct rc_log *log; /* for the -v trace */
+	const char *who;	  /* "client" or "server", for messages */
+	const char *name;	  /* the file, quoted, for messages */
+};
+
+/* xfer_disk_fn's for an xfer_io: file -> slot, and slot -> file. */
+int xfer_io_read(void *io, uint64_t seq, char *err, size_t errlen);
+int xfer_io_write(void *io, uint64_t seq, char *err, size_t errlen);
+
 /* ------------------------------------------------------------------ */
 /* The control channel: posted receives, a pool of send buffers.       */
 /* ------------------------------------------------------------------ */
