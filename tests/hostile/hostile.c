@@ -766,6 +766,17 @@ static int x_bad_get(struct hc *h, int arg)
 		     X_GET_CHUNKS * X_CHUNK, acc.size);
 		return 0;
 	}
+	/* Every case but 102 breaks the rules after the server announced
+	 * every chunk (the ring holds them all) and sent DONE: its disk
+	 * thread fills the slots while it reads our messages, so a message
+	 * sent before that would meet the server at no fixed point. */
+	for (i = 0; arg != 102 && i <= X_GET_CHUNKS; i++) {
+		if (hc_recv(h))
+			return 0;
+		if (xfer_msg_unpack(h->last, h->last_len, h->rseq++, &m, err, sizeof(err)))
+			note(h, "bad message from the server: %s", err);
+	}
+	m = (struct xfer_msg){ .type = XFER_T_CREDIT };
 	switch (arg) {
 	case 100: /* credit for a slot the chunk is not in */
 		m.u.credit = (struct xfer_credit){ .seq = 0, .slot = 2 };
@@ -789,17 +800,9 @@ static int x_bad_get(struct hc *h, int arg)
 			m.u.credit = (struct xfer_credit){ .seq = i, .slot = (uint16_t)i };
 			ret = x_send(h, &m, B_NONE);
 		}
-		/* The server's CHUNKs, then DONE. */
-		for (i = 0; i <= X_GET_CHUNKS && !ret; i++) {
-			ret = hc_recv(h);
-			if (!ret &&
-			    xfer_msg_unpack(h->last, h->last_len, h->rseq++, &m, err, sizeof(err)))
-				note(h, "bad message from the server: %s", err);
-		}
 		if (ret)
-			return 0;
+			break;
 		if (arg == 104) {
-			m = (struct xfer_msg){ .type = XFER_T_CREDIT };
 			m.u.credit = (struct xfer_credit){ .seq = X_GET_CHUNKS, .slot = 0 };
 		} else {
 			m = (struct xfer_msg){ .type = XFER_T_COMMITTED };
