@@ -45,6 +45,7 @@ EXAMPLES += $(EX03)
 UNIT_BINS := $(B)/tests/test-common $(B)/tests/test-basic
 UNIT_BINS += $(B)/tests/test-rw
 UNIT_BINS += $(B)/tests/test-xfer
+UNIT_BINS += $(B)/tests/test-rdma-alone
 
 BINS := $(foreach e,$(EXAMPLES),$(e)/rdma-server $(e)/rdma-client)
 SRCS := $(wildcard common/*.[ch] $(addsuffix /*.[ch],$(EXAMPLES)) tests/unit/*.c tests/fuzz/*.[ch] \
@@ -70,7 +71,13 @@ $(B)/.flags: FORCE
 	@echo '$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(LDLIBS)' | cmp -s - $@ || \
 		echo '$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(LDLIBS)' > $@
 
-COMMON_O := $(B)/common/rdma-common.o
+# common/: rdma-common.o is RDMA only (what a service copies); the others
+# are the collection's command line, server loop and --json output.
+RDMA_O   := $(B)/common/rdma-common.o
+OPTS_O   := $(B)/common/rc-opts.o
+SERVER_O := $(B)/common/rc-server.o
+JSON_O   := $(B)/common/rc-json.o
+COMMON_O := $(RDMA_O) $(OPTS_O) $(SERVER_O) $(JSON_O)
 
 $(EX01)/rdma-server: $(B)/$(EX01)/server.o $(B)/$(EX01)/basic.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -94,6 +101,9 @@ $(EX03)/rdma-client: $(B)/$(EX03)/client.o $(B)/$(EX03)/xfer.o $(COMMON_O)
 unit: $(UNIT_BINS)
 $(B)/tests/%.o: CPPFLAGS += -I$(CMOCKA_INC) -I$(EX01) -I$(EX02) -I$(EX03) -I$(XXHASH_INC)
 $(B)/tests/test-common: $(B)/tests/unit/test-common.o $(COMMON_O)
+	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
+# rdma-common.c alone, no other common/ file: it must stay RDMA only.
+$(B)/tests/test-rdma-alone: $(B)/tests/unit/test-rdma-alone.o $(RDMA_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
 $(B)/tests/test-basic: $(B)/tests/unit/test-basic.o $(B)/$(EX01)/basic.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
@@ -125,23 +135,24 @@ FUZZ_TARGETS := fuzz-common fuzz-basic
 FUZZ_TARGETS += fuzz-rw
 FUZZ_TARGETS += fuzz-xfer
 FUZZ_BINS := $(addprefix $(B)/fuzz/bin/,$(FUZZ_TARGETS))
+FUZZ_COMMON_O := $(patsubst $(B)/%,$(B)/fuzz/%,$(COMMON_O))
 
 $(B)/fuzz/%.o: %.c $(B)/.flags
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) -I$(EX01) -I$(EX02) -I$(EX03) -I$(XXHASH_INC) $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
-$(B)/fuzz/bin/fuzz-common: $(B)/fuzz/tests/fuzz/fuzz-common.o $(B)/fuzz/common/rdma-common.o
+$(B)/fuzz/bin/fuzz-common: $(B)/fuzz/tests/fuzz/fuzz-common.o $(FUZZ_COMMON_O)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(B)/fuzz/bin/fuzz-basic: $(B)/fuzz/tests/fuzz/fuzz-basic.o $(B)/fuzz/$(EX01)/basic.o \
-			  $(B)/fuzz/common/rdma-common.o
+			  $(FUZZ_COMMON_O)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(B)/fuzz/bin/fuzz-rw: $(B)/fuzz/tests/fuzz/fuzz-rw.o $(B)/fuzz/$(EX02)/rw.o \
-		       $(B)/fuzz/common/rdma-common.o
+		       $(FUZZ_COMMON_O)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(B)/fuzz/bin/fuzz-xfer: $(B)/fuzz/tests/fuzz/fuzz-xfer.o $(B)/fuzz/$(EX03)/xfer.o \
-			 $(B)/fuzz/common/rdma-common.o
+			 $(FUZZ_COMMON_O)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_LDFLAGS) $(LDFLAGS) -L$(XXHASH_LIB) -o $@ $^ -lxxhash $(LDLIBS)
 

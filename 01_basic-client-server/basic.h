@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rc-opts.h"
 #include "rdma-common.h"
 
 enum basic_type {

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "basic.h"
+#include "rc-json.h"
 
 /*
  * The clock for the latency samples. clock_gettime() is a system call

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "basic.h"
+#include "rc-server.h"
 
 /*
  * Two receive slots: one holds the message being answered (its reply is

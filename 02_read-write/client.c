@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "rw.h"
+#include "rc-json.h"
 
 /* wr_id: control messages 1 and 2; data WR number i is WR_DATA + i. */
 enum { WR_RECV_CTRL = 1, WR_SEND_DONE = 2 };

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rc-opts.h"
 #include "rdma-common.h"
 
 enum rw_type {

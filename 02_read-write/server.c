@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "rw.h"
+#include "rc-server.h"
 
 /* wr_id of each work request this side posts. */
 enum { WR_RECV_DONE = 1, WR_SEND_BUF = 2, WR_SEND_RESULT = 3, WR_PROBE = 4 };

@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "xfer.h"
+#include "rc-json.h"
 
 struct progress {
 	bool on, tty;

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "xfer.h"
+#include "rc-server.h"
 
 struct server {
 	struct xfer_server_opts opt;

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rc-opts.h"
 #include "rdma-common.h"
 
 enum xfer_type {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * rdma-common.c - connection setup, waiting and cleanup shared by the
- * examples. See rdma-common.h for the contract of each function.
+ * rdma-common.c - RDMA only: one connection's setup, waits and teardown
+ * with librdmacm and ibverbs, for 02 and 03 (and a service) to reuse. 01
+ * makes these calls inline on purpose (rdma-common.h says why). See
+ * rdma-common.h for the contract of each function.
  */
 #define _GNU_SOURCE
 #include "rdma-common.h"
@@ -11,26 +13,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <math.h>
 #include <netdb.h>
 #include <poll.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <getopt.h>
-#include <signal.h>
-#include <sys/eventfd.h>
-#include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
-/* ------------------------------------------------------------------ */
-/* Logging                                                             */
-/* ------------------------------------------------------------------ */
+/* ---- Logging ---- */
 
 void rc_log_init(struct rc_log *log, const char *name, bool verbose)
 {
@@ -76,9 +69,7 @@ uint64_t rc_now_us(void)
 	return rc_now_ns() / 1000u;
 }
 
-/* ------------------------------------------------------------------ */
-/* Wire header                                                         */
-/* ------------------------------------------------------------------ */
+/* ---- Wire header ---- */
 
 void rc_hdr_pack(void *buf, uint8_t type, uint32_t length, uint32_t seq)
 {
@@ -184,9 +175,7 @@ bool rc_remote_range_ok(const struct rc_remote_buf *r, uint64_t off, uint64_t le
 	return off <= r->len && len <= r->len - off;
 }
 
-/* ------------------------------------------------------------------ */
-/* Names and hints                                                     */
-/* ------------------------------------------------------------------ */
+/* ---- Names and hints ---- */
 
 const char *rc_wc_opcode_str(enum ibv_wc_opcode op)
 {
@@ -242,16 +231,15 @@ const char *rc_cm_event_hint(enum rdma_cm_event_type ev, int status)
 		/* -110: neighbour (ARP/ND) resolution timed out. */
 		if (status == -ETIMEDOUT)
 			return "nobody answered for that address on the RDMA netdev's network; is "
-			       "the "
-			       "server up, and is its address right?";
+			       "the server up, and is its address right?";
 		return "no RDMA device has that address; see `rdma link` and use the IP of the "
-		       "RDMA netdev (127.0.0.1 is not one)";
+		       "RDMA netdev (on RoCE, 127.0.0.1 is not one)";
 	case RDMA_CM_EVENT_ROUTE_ERROR:
-		return "no route to that address through an RDMA device (127.0.0.1 and ::1 are "
-		       "never RDMA addresses); check `ip route` and `rdma link`";
+		return "no route to that address through an RDMA device (on RoCE, 127.0.0.1 and "
+		       "::1 are never RDMA addresses); check `ip route` and `rdma link`";
 	case RDMA_CM_EVENT_UNREACHABLE:
-		return "the server's host did not answer; is it up, and is UDP port 4791 open for "
-		       "RoCE?";
+		return "the server's host did not answer; is it up, and (Soft-RoCE) does its "
+		       "firewall let UDP port 4791 in?";
 	case RDMA_CM_EVENT_REJECTED:
 		/* 8 = IB CM "invalid service ID": nobody listens on that port. */
 		return status == 8 ? "is a server listening on that port?"
@@ -266,9 +254,7 @@ const char *rc_cm_event_hint(enum rdma_cm_event_type ev, int status)
 	}
 }
 
-/* ------------------------------------------------------------------ */
-/* Waiting                                                             */
-/* ------------------------------------------------------------------ */
+/* ---- Waiting ---- */
 
 static int set_nonblock(int fd)
 {
@@ -279,14 +265,12 @@ static int set_nonblock(int fd)
 	return 0;
 }
 
-#define NO_DEADLINE UINT64_MAX
-
 /* Milliseconds left until deadline_us (at least 0), -1 for none. */
 static int ms_left(uint64_t deadline_us)
 {
 	uint64_t now, left;
 
-	if (deadline_us == NO_DEADLINE)
+	if (deadline_us == RC_NO_DEADLINE)
 		return -1;
 	if (deadline_us == 0)
 		return 0; /* "just look": no need to read the clock */
@@ -297,16 +281,13 @@ static int ms_left(uint64_t deadline_us)
 	return left > INT32_MAX ? INT32_MAX : (int)left;
 }
 
-/*
- * Wait until one of n fds (entries < 0 are skipped) is readable. Returns
- * its index, -ETIMEDOUT, or another negative errno. A deadline of 0 only
- * looks, without reading the clock.
- */
-static int wait_readable(const int *fds, int n, uint64_t deadline_us)
+int rc_wait_readable(const int *fds, int n, uint64_t deadline_us)
 {
 	struct pollfd p[4];
 	int i, ret;
 
+	if (n < 0 || n > 4)
+		return -EINVAL;
 	for (i = 0; i < n; i++)
 		p[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
 	for (;;) {
@@ -323,19 +304,8 @@ static int wait_readable(const int *fds, int n, uint64_t deadline_us)
 	}
 }
 
-/* What we keep of a CM event after acknowledging it. */
-struct cm_info {
-	enum rdma_cm_event_type event;
-	int status;
-	uint8_t priv[256];
-	size_t priv_len;
-	uint8_t initiator_depth, responder_resources;
-};
-
-/* Take one event off a non-blocking channel, copy it, acknowledge it.
- * Returns 0, -EAGAIN when there was none, or another negative errno. */
-static int take_cm_event(struct rdma_event_channel *ch, struct cm_info *info,
-			 struct rdma_cm_id **id, const struct rc_log *log)
+int rc_take_cm_event(struct rdma_event_channel *ch, struct rc_cm_info *info, struct rdma_cm_id **id,
+		     const struct rc_log *log)
 {
 	struct rdma_cm_event *ev;
 
@@ -363,7 +333,7 @@ static int take_cm_event(struct rdma_event_channel *ch, struct cm_info *info,
 
 /* The error for an event we did not want, with the server's reason when
  * a REJECTED carries one. */
-static int cm_event_error(struct rc_conn *c, const struct cm_info *in,
+static int cm_event_error(struct rc_conn *c, const struct rc_cm_info *in,
 			  enum rdma_cm_event_type expected, const char *step)
 {
 	struct rc_msg m;
@@ -389,7 +359,7 @@ static int cm_event_error(struct rc_conn *c, const struct cm_info *in,
 /* Wait (bounded) for the next CM event of this connection; fail unless it
  * is `expected`. */
 static int wait_cm_event(struct rc_conn *c, enum rdma_cm_event_type expected, const char *step,
-			 struct cm_info *info)
+			 struct rc_cm_info *info)
 {
 	/* Address and route resolution were given c->timeout_ms themselves:
 	 * wait a little longer, so that the CM's own verdict (ADDR_ERROR with
@@ -399,13 +369,13 @@ static int wait_cm_event(struct rc_conn *c, enum rdma_cm_event_type expected, co
 	int ret;
 
 	for (;;) {
-		ret = take_cm_event(c->cm_channel, info, NULL, &c->log);
+		ret = rc_take_cm_event(c->cm_channel, info, NULL, &c->log);
 		if (ret == 0)
 			break;
 		if (ret != -EAGAIN)
 			return rc_fail(&c->log, -ret, "%s: rdma_get_cm_event: %s", step,
 				       strerror(-ret));
-		ret = wait_readable(fds, 2, deadline);
+		ret = rc_wait_readable(fds, 2, deadline);
 		if (ret == -ETIMEDOUT)
 			return rc_fail(&c->log, ETIMEDOUT,
 				       "%s: no %s within %d ms; hint: is the peer up and reachable "
@@ -459,7 +429,7 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 	int fds[4] = { c->dev.channel->fd, c->cm_channel->fd, c->cancel_fd, c->wake_fd };
 	bool armed = false;
 	unsigned spins = 0;
-	struct cm_info info;
+	struct rc_cm_info info;
 	struct ibv_cq *cq;
 	void *cq_ctx;
 	int n, ret;
@@ -477,16 +447,12 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 			continue;
 		}
 		if (c->busy_poll && !c->peer_disconnected) {
-			/*
-			 * Spin: lowest latency, one core at 100%. Every 256
-			 * empty polls, give way: a spinner that keeps its CPU
-			 * starves whatever must run there before our
-			 * completion can arrive (the peer on the same host,
-			 * Soft-RoCE's kernel work): 8 ms instead of 50 us
-			 * round trips, measured on rxe. Alone on its CPU,
-			 * sched_yield() returns at once. Every 4096, look at
-			 * the CM and cancel fds and the clock (system calls).
-			 */
+			/* Spin: lowest latency, one core at 100%. Every 256
+			 * empty polls give way: a spinner that keeps its CPU
+			 * starves what must run there first (a peer on this
+			 * host, Soft-RoCE's kernel work): 8 ms instead of 50 us
+			 * round trips on rxe. Every 4096, look at the CM and
+			 * cancel fds and the clock (system calls). */
 			if (++spins % 256)
 				continue;
 			sched_yield();
@@ -494,15 +460,13 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 				continue;
 			if (!deadline)
 				deadline = rc_now_us() + (uint64_t)c->timeout_ms * 1000u;
-			ret = wait_readable(fds + 1, 3, 0);
+			ret = rc_wait_readable(fds + 1, 3, 0);
 			if (ret == -ETIMEDOUT && rc_now_us() < deadline)
 				continue;
-			if (ret == -ETIMEDOUT)
-				return rc_fail(&c->log, ETIMEDOUT,
-					       "no completion within %d ms; hint: the peer "
-					       "stalled, or the link is down",
-					       c->timeout_ms);
-			ret++; /* handled below like the sleeping path */
+			/* An index shifts to the sleeping path's numbering; an
+			 * error (-ETIMEDOUT, poll's errno) stays as it is. */
+			if (ret >= 0)
+				ret++;
 			goto readable;
 		}
 		if (!armed) {
@@ -518,7 +482,7 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 				       rc_cm_event_hint(RDMA_CM_EVENT_DISCONNECTED, 0));
 		if (!deadline)
 			deadline = rc_now_us() + (uint64_t)c->timeout_ms * 1000u;
-		ret = wait_readable(fds, 4, deadline);
+		ret = rc_wait_readable(fds, 4, deadline);
 	readable:
 		if (ret == 0) {
 			if (ibv_get_cq_event(c->dev.channel, &cq, &cq_ctx) == 0) {
@@ -526,7 +490,7 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 				armed = false;
 			}
 		} else if (ret == 1) {
-			ret = take_cm_event(c->cm_channel, &info, NULL, &c->log);
+			ret = rc_take_cm_event(c->cm_channel, &info, NULL, &c->log);
 			if (ret == 0 && info.event == RDMA_CM_EVENT_DISCONNECTED)
 				c->peer_disconnected = true; /* drain the CQ first */
 			else if (ret == 0 && info.event == RDMA_CM_EVENT_DEVICE_REMOVAL)
@@ -559,9 +523,7 @@ int rc_unexpected_wc(struct rc_conn *c, const struct ibv_wc *wc)
 		       rc_wc_opcode_str(wc->opcode), wc->wr_id);
 }
 
-/* ------------------------------------------------------------------ */
-/* Connection setup                                                    */
-/* ------------------------------------------------------------------ */
+/* ---- Connection setup ---- */
 
 void rc_conn_init(struct rc_conn *c, const char *name, bool verbose, int timeout_ms, int cancel_fd)
 {
@@ -572,7 +534,7 @@ void rc_conn_init(struct rc_conn *c, const char *name, bool verbose, int timeout
 	c->wake_fd = -1;
 }
 
-static void format_addr(const struct sockaddr *sa, char *out, size_t len)
+void rc_format_addr(const struct sockaddr *sa, char *out, size_t len)
 {
 	char ip[INET6_ADDRSTRLEN] = "?";
 	unsigned port = 0;
@@ -591,7 +553,7 @@ static void format_addr(const struct sockaddr *sa, char *out, size_t len)
 	snprintf(out, len, "%s port %u", ip, port);
 }
 
-static int create_cm_channel(struct rc_log *log, struct rdma_event_channel **ch)
+int rc_create_cm_channel(struct rc_log *log, struct rdma_event_channel **ch)
 {
 	*ch = rdma_create_event_channel();
 	if (!*ch)
@@ -607,10 +569,10 @@ int rc_client_resolve(struct rc_conn *c, const char *host, const char *port)
 {
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
 	struct rdma_addrinfo *res = NULL;
-	struct cm_info info;
+	struct rc_cm_info info;
 	int ret;
 
-	ret = create_cm_channel(&c->log, &c->cm_channel);
+	ret = rc_create_cm_channel(&c->log, &c->cm_channel);
 	if (ret)
 		return ret;
 	/* RDMA_PS_TCP: reliable connected service, ports like TCP's. */
@@ -624,7 +586,7 @@ int rc_client_resolve(struct rc_conn *c, const char *host, const char *port)
 			       "cannot resolve '%s' port %s: %s; hint: use the server's IP address "
 			       "on its RDMA netdev",
 			       host, port, ret == -1 ? strerror(errno) : gai_strerror(ret));
-	format_addr(res->ai_dst_addr, c->peer, sizeof(c->peer));
+	rc_format_addr(res->ai_dst_addr, c->peer, sizeof(c->peer));
 
 	/* Find the local RDMA device that reaches this IP address. */
 	ret = rdma_resolve_addr(c->id, NULL, res->ai_dst_addr, c->timeout_ms);
@@ -790,21 +752,15 @@ int rc_post_send_list(struct rc_conn *c, struct ibv_send_wr *first)
 	struct ibv_send_wr *wr, *bad = NULL;
 	int ret;
 
-	if (c->log.verbose) {
-		for (wr = first; wr; wr = wr->next) {
-			if (wr->opcode == IBV_WR_SEND)
-				rc_trace(&c->log, "post SEND wr_id=%" PRIu64 " len=%u%s", wr->wr_id,
-					 wr->num_sge ? wr->sg_list[0].length : 0,
-					 wr->send_flags & IBV_SEND_SIGNALED ? " signaled" : "");
-			else
-				rc_trace(&c->log,
-					 "post %s wr_id=%" PRIu64 " len=%u remote=0x%" PRIx64
-					 " rkey=0x%x%s",
-					 wr_opcode_str(wr->opcode), wr->wr_id,
-					 wr->num_sge ? wr->sg_list[0].length : 0,
-					 wr->wr.rdma.remote_addr, wr->wr.rdma.rkey,
-					 wr->send_flags & IBV_SEND_SIGNALED ? " signaled" : "");
-		}
+	for (wr = first; c->log.verbose && wr; wr = wr->next) {
+		char remote[64] = "";
+
+		if (wr->opcode != IBV_WR_SEND)
+			snprintf(remote, sizeof(remote), " remote=0x%" PRIx64 " rkey=0x%x",
+				 wr->wr.rdma.remote_addr, wr->wr.rdma.rkey);
+		rc_trace(&c->log, "post %s wr_id=%" PRIu64 " len=%u%s%s", wr_opcode_str(wr->opcode),
+			 wr->wr_id, wr->num_sge ? wr->sg_list[0].length : 0, remote,
+			 wr->send_flags & IBV_SEND_SIGNALED ? " signaled" : "");
 	}
 	/* Returns an errno at once if a WR cannot be queued (bad points at
 	 * it; those before it were posted); whether the operation worked
@@ -852,20 +808,8 @@ int rc_post_rdma(struct rc_conn *c, enum ibv_wr_opcode op, struct rc_buf *b, siz
 int rc_post_send(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len, uint64_t wr_id,
 		 bool signaled)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)b->addr + off,
-		.length = (uint32_t)len,
-		.lkey = b->mr->lkey,
-	};
-	struct ibv_send_wr wr = {
-		.wr_id = wr_id,
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = IBV_WR_SEND,
-		.send_flags = signaled ? IBV_SEND_SIGNALED : 0,
-	};
-
-	return rc_post_send_list(c, &wr);
+	/* A SEND is the same WR without a remote address. */
+	return rc_post_rdma(c, IBV_WR_SEND, b, off, len, 0, 0, 0, wr_id, signaled);
 }
 
 /*
@@ -879,10 +823,15 @@ int rc_post_send(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len, ui
  * starts afresh whenever an ACK arrives, so only a peer that stays silent
  * for (6 + 1) x the ACK timeout fails the QP; random loss never does.
  *
- * rnr_retry_count 6: how often it resends a SEND that found no receive
- * posted. 7 would mean "forever", turning a missing receive into a hang;
+ * rnr_retry_count 6: how often a SEND that found no receive posted is
+ * resent. 7 would mean "forever", turning a missing receive into a hang;
  * our protocols post receives ahead of time, so RNR means a bug or a
  * stuck peer, and RNR_RETRY_EXC_ERR should say so.
+ *
+ * Who sets what (the IB CM, also for RoCE: Linux drivers/infiniband/core/
+ * cm.c): the server's QP takes both counts from the client's connect
+ * request, and the client's QP the server's rnr_retry_count from the
+ * reply. The retry_count given to rdma_accept is not used at all.
  */
 static void fill_conn_param(struct rdma_conn_param *p, const void *priv, uint8_t priv_len,
 			    uint8_t initiator_depth, uint8_t responder_resources)
@@ -899,21 +848,14 @@ static void fill_conn_param(struct rdma_conn_param *p, const void *priv, uint8_t
 /*
  * The local ACK timeout, set before connecting or accepting (rdma_cm
  * applies it when it moves the QP to RTS): after 4.096 us x 2^16 = 268 ms
- * without an ACK the NIC resends what is outstanding.
- *  - Loss: a packet lost in the middle of a stream is resent at once (the
- *    receiver NAKs the gap), but one lost at the end of a burst, a lost
- *    NAK or ACK, and many gaps in RDMA READ responses wait for this timer.
- *    With the default (2^19 = 2.1 s on Linux 6.1) our transfers stalled
- *    past their 10 s waits at 0.5% loss between two Soft-RoCE VMs.
- *  - Too short is worse: with 2^14 (67 ms) healthy connections between
- *    the same two (busy, emulated) VMs failed with RETRY_EXC_ERR without
- *    any loss, although lossy transfers ran up to 3x faster.
- *  - Failure: a peer that stays silent is given up after (RC_RETRY_COUNT
- *    + 1) x 268 ms = ~1.9 s, with IBV_WC_RETRY_EXC_ERR naming the cause,
- *    inside the programs' own --timeout, which still bounds every wait.
- *    A link down for longer than that fails a transfer cleanly (exit 1).
- * On a real, lossless fabric 2^14..2^16 are common; raise it (2^18 =
- * 1.1 s, ~7.5 s in all) where outages of seconds must be ridden out.
+ * without an ACK the NIC resends what is outstanding. The default (2^19 =
+ * 2.1 s on Linux 6.1) stalled our transfers past their 10 s waits at 0.5%
+ * loss between two Soft-RoCE VMs; 2^14 (67 ms) failed healthy connections
+ * between the same busy, emulated VMs with RETRY_EXC_ERR. A silent peer is
+ * given up after (RC_RETRY_COUNT + 1) x 268 ms = ~1.9 s, inside --timeout.
+ * On a real, lossless fabric 2^14..2^16 are common; raise it (2^18 = 1.1 s,
+ * ~7.5 s in all) where outages of seconds must be ridden out. README.md,
+ * "The transport's retries", has the measurements.
  */
 static int set_ack_timeout(struct rc_conn *c)
 {
@@ -940,49 +882,44 @@ static void trace_retry(const struct rc_conn *c)
 		 a.retry_cnt, a.rnr_retry);
 }
 
-int rc_client_connect(struct rc_conn *c, const void *priv, uint8_t priv_len,
-		      uint8_t initiator_depth, uint8_t responder_resources)
+/* rdma_connect (client) or rdma_accept (server), then wait for ESTABLISHED. */
+static int establish(struct rc_conn *c, bool client, const void *priv, uint8_t priv_len,
+		     uint8_t initiator_depth, uint8_t responder_resources)
 {
+	const char *call = client ? "rdma_connect" : "rdma_accept";
 	struct rdma_conn_param param;
-	struct cm_info info;
+	struct rc_cm_info info;
 	int ret;
 
-	if (priv_len > 56)
-		return rc_fail(&c->log, EINVAL, "connect private data is %u bytes, at most 56 fit",
-			       priv_len);
 	fill_conn_param(&param, priv, priv_len, initiator_depth, responder_resources);
 	ret = set_ack_timeout(c);
 	if (ret)
 		return ret;
-	rc_trace(&c->log, "rdma_connect to %s", c->peer);
-	if (rdma_connect(c->id, &param))
-		return rc_fail(&c->log, errno, "rdma_connect: %s", strerror(errno));
-	ret = wait_cm_event(c, RDMA_CM_EVENT_ESTABLISHED, "connecting", &info);
+	rc_trace(&c->log, "%s%s%s", call, client ? " to " : "", client ? c->peer : "");
+	if (client ? rdma_connect(c->id, &param) : rdma_accept(c->id, &param))
+		return rc_fail(&c->log, errno, "%s: %s", call, strerror(errno));
+	ret = wait_cm_event(c, RDMA_CM_EVENT_ESTABLISHED, client ? "connecting" : "accepting",
+			    &info);
 	if (!ret)
 		trace_retry(c);
 	return ret;
+}
+
+int rc_client_connect(struct rc_conn *c, const void *priv, uint8_t priv_len,
+		      uint8_t initiator_depth, uint8_t responder_resources)
+{
+	if (priv_len > 56)
+		return rc_fail(&c->log, EINVAL, "connect private data is %u bytes, at most 56 fit",
+			       priv_len);
+	return establish(c, true, priv, priv_len, initiator_depth, responder_resources);
 }
 
 int rc_accept(struct rc_conn *c, uint8_t initiator_depth, uint8_t responder_resources)
 {
-	struct rdma_conn_param param;
-	struct cm_info info;
-	int ret;
-
-	fill_conn_param(&param, NULL, 0, initiator_depth, responder_resources);
-	ret = set_ack_timeout(c);
-	if (ret)
-		return ret;
-	rc_trace(&c->log, "rdma_accept");
-	if (rdma_accept(c->id, &param))
-		return rc_fail(&c->log, errno, "rdma_accept: %s", strerror(errno));
-	ret = wait_cm_event(c, RDMA_CM_EVENT_ESTABLISHED, "accepting", &info);
-	if (!ret)
-		trace_retry(c);
-	return ret;
+	return establish(c, false, NULL, 0, initiator_depth, responder_resources);
 }
 
-static int reject_id(struct rdma_cm_id *id, const char *reason)
+int rc_reject_id(struct rdma_cm_id *id, const char *reason)
 {
 	uint8_t priv[128];
 	size_t n = strlen(reason);
@@ -1000,7 +937,7 @@ int rc_reject(struct rc_conn *c, const char *reason)
 	int ret;
 
 	rc_trace(&c->log, "rdma_reject: %s", reason);
-	ret = reject_id(c->id, reason);
+	ret = rc_reject_id(c->id, reason);
 	if (ret)
 		return rc_fail(&c->log, -ret, "rdma_reject: %s", strerror(-ret));
 	return 0;
@@ -1008,7 +945,7 @@ int rc_reject(struct rc_conn *c, const char *reason)
 
 int rc_disconnect(struct rc_conn *c)
 {
-	struct cm_info info;
+	struct rc_cm_info info;
 	int ret;
 
 	if (!c->established || c->local_disconnected)
@@ -1059,691 +996,4 @@ void rc_conn_destroy(struct rc_conn *c)
 	if (c->cm_channel)
 		rdma_destroy_event_channel(c->cm_channel);
 	c->cm_channel = NULL;
-}
-
-/* ------------------------------------------------------------------ */
-/* Server                                                              */
-/* ------------------------------------------------------------------ */
-
-int rc_listen(struct rc_listener *l, const char *bind_addr, const char *port, bool verbose)
-{
-	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_TCP };
-	struct rdma_addrinfo *res = NULL;
-	int ret;
-
-	memset(l, 0, sizeof(*l));
-	rc_log_init(&l->log, "server", verbose);
-	ret = create_cm_channel(&l->log, &l->channel);
-	if (ret)
-		return ret;
-	if (rdma_create_id(l->channel, &l->id, l, RDMA_PS_TCP))
-		return rc_fail(&l->log, errno, "rdma_create_id: %s", strerror(errno));
-	/* A plain IPv4/IPv6 address: the one of the RDMA netdev, or "any". */
-	ret = rdma_getaddrinfo(bind_addr ? bind_addr : "0.0.0.0", port, &hints, &res);
-	if (ret)
-		return rc_fail(&l->log, ret == -1 ? errno : EINVAL,
-			       "cannot use address '%s' port %s: %s",
-			       bind_addr ? bind_addr : "0.0.0.0", port,
-			       ret == -1 ? strerror(errno) : gai_strerror(ret));
-	ret = rdma_bind_addr(l->id, res->ai_src_addr);
-	if (ret) {
-		ret = errno;
-		rdma_freeaddrinfo(res);
-		return rc_fail(&l->log, ret, "rdma_bind_addr(%s port %s): %s; hint: %s",
-			       bind_addr ? bind_addr : "0.0.0.0", port, strerror(ret),
-			       ret == EADDRINUSE ? "another program listens on that port; try -p 0"
-						 : rc_cm_event_hint(RDMA_CM_EVENT_ADDR_ERROR, 0));
-	}
-	rdma_freeaddrinfo(res);
-	/* Backlog: connect requests the CM queues while we are busy. */
-	if (rdma_listen(l->id, 16))
-		return rc_fail(&l->log, errno, "rdma_listen: %s", strerror(errno));
-	format_addr(rdma_get_local_addr(l->id), l->addr, sizeof(l->addr));
-	*strstr(l->addr, " port ") = '\0';
-	l->port = ntohs(rdma_get_src_port(l->id));
-	rc_trace(&l->log, "listening on %s port %u", l->addr, l->port);
-	return 0;
-}
-
-void rc_listener_close(struct rc_listener *l)
-{
-	if (l->id)
-		rdma_destroy_id(l->id);
-	if (l->channel)
-		rdma_destroy_event_channel(l->channel);
-	l->id = NULL;
-	l->channel = NULL;
-}
-
-/* One client being served. */
-struct slot {
-	struct rc_conn conn;
-	pthread_t thread;
-	bool used;
-	atomic_bool done;
-	int ret;
-	uint8_t priv[256];
-	size_t priv_len;
-	rc_serve_fn fn;
-	void *arg;
-	int done_fd;
-};
-
-static void *serve_thread(void *p)
-{
-	struct slot *s = p;
-	uint64_t one = 1;
-
-	s->ret = s->fn(&s->conn, s->priv, s->priv_len, s->arg);
-	rc_conn_destroy(&s->conn);
-	atomic_store(&s->done, true);
-	/* Wake the accept loop so it joins us now. */
-	if (write(s->done_fd, &one, sizeof(one)) < 0)
-		perror("write(eventfd)");
-	return NULL;
-}
-
-static void reap(struct slot *s)
-{
-	pthread_join(s->thread, NULL);
-	s->used = false;
-	atomic_store(&s->done, false);
-	if (s->ret < 0 && s->ret != -ECANCELED)
-		fprintf(stderr, "server: client %s: %s\n", s->conn.peer, s->conn.log.err);
-}
-
-/* Hand a connect request to a free slot and its thread. */
-static int start_client(struct rc_listener *l, const struct rc_serve_opts *o, struct slot *s,
-			struct rdma_cm_id *id, const struct cm_info *info, int cancel_fd,
-			unsigned seq)
-{
-	char name[32];
-	int ret;
-
-	snprintf(name, sizeof(name), "server conn %u", seq);
-	rc_conn_init(&s->conn, name, o->verbose, o->timeout_ms, cancel_fd);
-	s->conn.busy_poll = o->busy_poll;
-	s->conn.id = id;
-	id->context = &s->conn;
-	format_addr(rdma_get_peer_addr(id), s->conn.peer, sizeof(s->conn.peer));
-	s->conn.peer_initiator_depth = info->initiator_depth;
-	s->conn.peer_responder_resources = info->responder_resources;
-	memcpy(s->priv, info->priv, info->priv_len);
-	s->priv_len = info->priv_len;
-	/* Its own event channel: this connection's events (ESTABLISHED,
-	 * DISCONNECTED) then reach only its own thread. */
-	ret = create_cm_channel(&s->conn.log, &s->conn.cm_channel);
-	if (!ret && rdma_migrate_id(id, s->conn.cm_channel))
-		ret = rc_fail(&s->conn.log, errno, "rdma_migrate_id: %s", strerror(errno));
-	if (!ret) {
-		ret = pthread_create(&s->thread, NULL, serve_thread, s);
-		if (ret)
-			rc_fail(&s->conn.log, ret, "pthread_create: %s", strerror(ret));
-		ret = -ret;
-	}
-	if (ret) {
-		fprintf(stderr, "server: client %s: %s\n", s->conn.peer, s->conn.log.err);
-		reject_id(id, "server error");
-		rc_conn_destroy(&s->conn);
-		return ret;
-	}
-	rc_trace(&l->log, "client %s handed to conn %u", s->conn.peer, seq);
-	s->used = true;
-	return 0;
-}
-
-int rc_serve(struct rc_listener *l, const struct rc_serve_opts *o, rc_serve_fn fn, void *arg)
-{
-	int max = o->max_clients > 0 ? o->max_clients : 1;
-	struct slot *slots = calloc((size_t)max, sizeof(*slots));
-	int cancel_fd = eventfd(0, EFD_CLOEXEC);
-	int done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	unsigned started = 0, seq = 0;
-	int i, ret = 0, once_ret = 0;
-
-	if (!slots || cancel_fd < 0 || done_fd < 0) {
-		ret = rc_fail(&l->log, errno ? errno : ENOMEM, "rc_serve setup: %s",
-			      strerror(errno));
-		goto out;
-	}
-	for (i = 0; i < max; i++) {
-		slots[i].fn = fn;
-		slots[i].arg = arg;
-		slots[i].done_fd = done_fd;
-	}
-	for (;;) {
-		int fds[3] = { done_fd, o->stop_fd, l->channel->fd };
-		struct rdma_cm_id *id;
-		struct cm_info info;
-		uint64_t cnt;
-		int busy = 0;
-
-		for (i = 0; i < max; i++) {
-			if (slots[i].used && atomic_load(&slots[i].done)) {
-				if (o->once && slots[i].ret < 0 && slots[i].ret != -ECANCELED)
-					once_ret = -EIO;
-				reap(&slots[i]);
-			}
-			busy += slots[i].used;
-		}
-		if (o->once && started && !busy)
-			break;
-		/* With --once, stop taking requests after the first client. */
-		ret = wait_readable(fds, o->once && started ? 2 : 3, NO_DEADLINE);
-		if (ret == 0) {
-			if (read(done_fd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN)
-				perror("read(eventfd)");
-			continue;
-		}
-		if (ret == 1)
-			break; /* asked to stop */
-		if (ret < 0) {
-			ret = rc_fail(&l->log, -ret, "poll: %s", strerror(-ret));
-			break;
-		}
-		ret = take_cm_event(l->channel, &info, &id, &l->log);
-		if (ret == -EAGAIN)
-			continue;
-		if (ret) {
-			ret = rc_fail(&l->log, -ret, "rdma_get_cm_event: %s", strerror(-ret));
-			break;
-		}
-		if (info.event == RDMA_CM_EVENT_DEVICE_REMOVAL) {
-			ret = rc_fail(&l->log, ENODEV, "the RDMA device was removed");
-			break;
-		}
-		if (info.event != RDMA_CM_EVENT_CONNECT_REQUEST) {
-			rc_trace(&l->log, "ignoring %s", rdma_event_str(info.event));
-			continue;
-		}
-		for (i = 0; i < max && slots[i].used; i++)
-			;
-		if (i == max || (o->once && started)) {
-			char peer[64];
-
-			format_addr(rdma_get_peer_addr(id), peer, sizeof(peer));
-			fprintf(stderr, "server: rejecting %s: %d clients already connected\n",
-				peer, max);
-			reject_id(id, "server busy: too many clients, try again later");
-			rdma_destroy_id(id);
-			continue;
-		}
-		if (start_client(l, o, &slots[i], id, &info, cancel_fd, ++seq) == 0)
-			started++;
-		ret = 0;
-	}
-	/* Shutting down: wake every client thread and wait for it. */
-	if (cancel_fd >= 0) {
-		uint64_t one = 1;
-
-		if (write(cancel_fd, &one, sizeof(one)) < 0)
-			perror("write(eventfd)");
-	}
-	for (i = 0; slots && i < max; i++)
-		if (slots[i].used)
-			reap(&slots[i]);
-out:
-	free(slots);
-	if (cancel_fd >= 0)
-		close(cancel_fd);
-	if (done_fd >= 0)
-		close(done_fd);
-	return ret < 0 ? ret : once_ret;
-}
-
-/* ------------------------------------------------------------------ */
-/* Command-line helpers                                                */
-/* ------------------------------------------------------------------ */
-
-int rc_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-int rc_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	unsigned long long v;
-	unsigned shift = 0;
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -EINVAL;
-	switch (*end) {
-	case '\0': break;
-	case 'k':
-	case 'K': shift = 10; break;
-	case 'm':
-	case 'M': shift = 20; break;
-	case 'g':
-	case 'G': shift = 30; break;
-	default: return -EINVAL;
-	}
-	if (*end) {
-		end++;
-		/* Allow "64KiB" and "64KB" too; both mean 65536 here. */
-		if ((end[0] == 'i' || end[0] == 'I') && (end[1] == 'B' || end[1] == 'b'))
-			end += 2;
-		else if (end[0] == 'B' || end[0] == 'b')
-			end++;
-		if (*end)
-			return -EINVAL;
-	}
-	if (shift && v > (UINT64_MAX >> shift))
-		return -EINVAL;
-	v <<= shift;
-	if (v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-int rc_parse_poll(const char *s, bool *busy)
-{
-	if (s && !strcmp(s, "event"))
-		*busy = false;
-	else if (s && !strcmp(s, "busy"))
-		*busy = true;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-int rc_parse_port(const char *s)
-{
-	uint64_t v;
-
-	return rc_parse_uint(s, 0, 65535, &v);
-}
-
-int rc_parse_timeout(const char *s, int *ms)
-{
-	double v;
-	char *end;
-
-	if (!s || !*s)
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || !(v > 0) || v > 86400)
-		return -EINVAL;
-	*ms = (int)(v * 1000 + 0.5);
-	if (*ms < 1)
-		*ms = 1;
-	return 0;
-}
-
-int rc_usage_error(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
-void rc_opts_init(struct rc_opts *o, int max_clients)
-{
-	*o = (struct rc_opts){ .port = RC_DEFAULT_PORT,
-			       .timeout_ms = RC_DEFAULT_TIMEOUT_MS,
-			       .max_clients = max_clients };
-	optind = 0; /* glibc: a full restart, even after an earlier parse */
-	opterr = 0; /* errors come back in err, worded by rc_opts_handle */
-}
-
-int rc_getopt(struct rc_opts *o, int argc, char *const argv[], const char *shortopts,
-	      const struct option *longopts, const char *usage, int *c, char *err, size_t errlen)
-{
-	int ret;
-
-	do {
-		*c = getopt_long(argc, argv, shortopts, longopts, NULL);
-		if (*c == -1)
-			return 0;
-		ret = rc_opts_handle(o, *c, optarg, argv, err, errlen);
-	} while (ret == 1);
-	if (ret == 2)
-		fputs(usage, stdout);
-	return ret == 0 ? 1 : ret;
-}
-
-int rc_opts_handle(struct rc_opts *o, int c, const char *arg, char *const argv[], char *err,
-		   size_t errlen)
-{
-	uint64_t v;
-
-	switch (c) {
-	case 'p':
-		if (rc_parse_port(arg))
-			return rc_usage_error(err, errlen, "invalid port '%s'", arg);
-		o->port = arg;
-		o->port_given = true;
-		return 1;
-	case 'b': o->bind = arg; return 1;
-	case 'v': o->verbose = true; return 1;
-	case 'h': return 2;
-	case RC_OPT_ONCE: o->once = true; return 1;
-	case RC_OPT_TIMEOUT:
-		if (rc_parse_timeout(arg, &o->timeout_ms))
-			return rc_usage_error(err, errlen, "invalid timeout '%s' (seconds > 0)",
-					      arg);
-		return 1;
-	case RC_OPT_POLL:
-		if (rc_parse_poll(arg, &o->busy_poll))
-			return rc_usage_error(err, errlen, "invalid poll mode '%s' (event or busy)",
-					      arg);
-		return 1;
-	case RC_OPT_MAX_CLIENTS:
-		if (rc_parse_uint(arg, 1, 1024, &v))
-			return rc_usage_error(err, errlen, "invalid client count '%s' (1 to 1024)",
-					      arg);
-		o->max_clients = (int)v;
-		return 1;
-	case ':': return rc_usage_error(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-	case '?':
-		/* A long option with a value it does not take ("--help=x")
-		 * also lands here, with optopt set to its code, not a letter. */
-		if (!strncmp(argv[optind - 1], "--", 2) && optopt)
-			return rc_usage_error(err, errlen, "option '%s' takes no value",
-					      argv[optind - 1]);
-		if (optopt)
-			return rc_usage_error(err, errlen, "unknown option '-%c'", optopt);
-		return rc_usage_error(err, errlen, "unknown option '%s'", argv[optind - 1]);
-	default: return 0;
-	}
-}
-
-int rc_opts_check_client(const struct rc_opts *o, char *err, size_t errlen)
-{
-	if (!strcmp(o->port, "0"))
-		return rc_usage_error(err, errlen, "port 0 is not a server port");
-	return 0;
-}
-
-int rc_opts_server_args(struct rc_opts *o, int argc, char *const argv[], const char **server,
-			char *err, size_t errlen)
-{
-	if (optind >= argc)
-		return rc_usage_error(err, errlen, "missing SERVER");
-	*server = argv[optind++];
-	if (optind < argc) {
-		if (rc_parse_port(argv[optind]))
-			return rc_usage_error(err, errlen, "invalid port '%s'", argv[optind]);
-		if (o->port_given && strcmp(o->port, argv[optind]))
-			return rc_usage_error(err, errlen, "two different ports given");
-		o->port = argv[optind++];
-	}
-	if (optind < argc)
-		return rc_usage_error(err, errlen, "unexpected argument '%s'", argv[optind]);
-	return rc_opts_check_client(o, err, errlen);
-}
-
-/* SIGINT/SIGTERM become a readable fd, so rc_serve can poll for them. */
-static int make_stop_fd(void)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	/* Blocked in every thread: client threads inherit the mask. */
-	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
-		return -1;
-	return signalfd(-1, &set, SFD_CLOEXEC);
-}
-
-int rc_server_main(const char *prog, const struct rc_opts *o, rc_serve_fn fn, void *arg)
-{
-	struct rc_listener l = { 0 };
-	struct rc_serve_opts so;
-	int ret, stop_fd, code = RC_EXIT_OK;
-
-	/* Line-buffered even into a pipe: scripts wait for our lines. */
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	stop_fd = make_stop_fd();
-	if (stop_fd < 0) {
-		fprintf(stderr, "%s: signalfd: %s\n", prog, strerror(errno));
-		return RC_EXIT_FAIL;
-	}
-	ret = rc_listen(&l, o->bind, o->port, o->verbose);
-	if (ret) {
-		fprintf(stderr, "%s: %s\n", prog, l.log.err);
-		code = RC_EXIT_NOCONN;
-		goto out;
-	}
-	/* Only now, really ready: scripts may connect after this line. */
-	printf("listening on %s port %u\n", l.addr, l.port);
-
-	so = (struct rc_serve_opts){ .max_clients = o->max_clients,
-				     .once = o->once,
-				     .timeout_ms = o->timeout_ms,
-				     .verbose = o->verbose,
-				     .stop_fd = stop_fd,
-				     .busy_poll = o->busy_poll };
-	ret = rc_serve(&l, &so, fn, arg);
-	if (ret == -EIO && o->once) {
-		code = RC_EXIT_FAIL; /* the one client failed; already logged */
-	} else if (ret) {
-		fprintf(stderr, "%s: %s\n", prog, l.log.err);
-		code = RC_EXIT_FAIL;
-	}
-out:
-	rc_listener_close(&l);
-	close(stop_fd);
-	return code;
-}
-
-/* ------------------------------------------------------------------ */
-/* JSON output                                                         */
-/* ------------------------------------------------------------------ */
-
-void rc_json_init(struct rc_json *j)
-{
-	j->len = 0;
-	j->buf[0] = '\0';
-	j->depth = 0;
-	j->complete = false;
-	j->err = 0;
-}
-
-static void json_put(struct rc_json *j, const char *s, size_t n)
-{
-	if (j->err)
-		return;
-	if (n >= sizeof(j->buf) - j->len) {
-		j->err = -ENOSPC;
-		return;
-	}
-	memcpy(j->buf + j->len, s, n);
-	j->len += n;
-	j->buf[j->len] = '\0';
-}
-
-/* A JSON string: every byte that is not printable ASCII, '"' or '\' is
- * escaped, so the output is ASCII whatever the input's encoding. */
-static void json_put_string(struct rc_json *j, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	char esc[8];
-
-	json_put(j, "\"", 1);
-	for (; *p; p++) {
-		if (*p == '"' || *p == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)*p;
-			json_put(j, esc, 2);
-		} else if (*p == '\n') {
-			json_put(j, "\\n", 2);
-		} else if (*p == '\t') {
-			json_put(j, "\\t", 2);
-		} else if (*p < 0x20 || *p >= 0x7f) {
-			snprintf(esc, sizeof(esc), "\\u%04x", *p);
-			json_put(j, esc, 6);
-		} else {
-			json_put(j, (const char *)p, 1);
-		}
-	}
-	json_put(j, "\"", 1);
-}
-
-/* Before any value: the comma and the key, checking that a key is given
- * exactly where one belongs. */
-static void json_start_value(struct rc_json *j, const char *key)
-{
-	int d = j->depth - 1;
-
-	if (j->err)
-		return;
-	if (j->complete || (d < 0 && key) || (d >= 0 && j->is_array[d] != !key)) {
-		j->err = -EINVAL;
-		return;
-	}
-	if (d < 0)
-		return;
-	if (j->has_values[d])
-		json_put(j, ",", 1);
-	j->has_values[d] = true;
-	if (key) {
-		json_put_string(j, key);
-		json_put(j, ":", 1);
-	}
-}
-
-/* After a scalar or a closed level: at depth 0 the value is complete. */
-static void json_end_value(struct rc_json *j)
-{
-	if (!j->err && j->depth == 0)
-		j->complete = true;
-}
-
-static void json_open(struct rc_json *j, const char *key, bool array)
-{
-	json_start_value(j, key);
-	if (j->err)
-		return;
-	if (j->depth == RC_JSON_MAX_DEPTH) {
-		j->err = -EINVAL;
-		return;
-	}
-	json_put(j, array ? "[" : "{", 1);
-	j->is_array[j->depth] = array;
-	j->has_values[j->depth] = false;
-	j->depth++;
-}
-
-void rc_json_object(struct rc_json *j, const char *key)
-{
-	json_open(j, key, false);
-}
-
-void rc_json_array(struct rc_json *j, const char *key)
-{
-	json_open(j, key, true);
-}
-
-void rc_json_end(struct rc_json *j)
-{
-	if (j->err)
-		return;
-	if (j->depth == 0) {
-		j->err = -EINVAL;
-		return;
-	}
-	j->depth--;
-	json_put(j, j->is_array[j->depth] ? "]" : "}", 1);
-	json_end_value(j);
-}
-
-/* A scalar whose text needs no escaping (numbers, true, false, null). */
-static void json_scalar(struct rc_json *j, const char *key, const char *text)
-{
-	json_start_value(j, key);
-	json_put(j, text, strlen(text));
-	json_end_value(j);
-}
-
-void rc_json_str(struct rc_json *j, const char *key, const char *s)
-{
-	if (!s) {
-		rc_json_null(j, key);
-		return;
-	}
-	json_start_value(j, key);
-	json_put_string(j, s);
-	json_end_value(j);
-}
-
-void rc_json_u64(struct rc_json *j, const char *key, uint64_t v)
-{
-	char t[24];
-
-	snprintf(t, sizeof(t), "%" PRIu64, v);
-	json_scalar(j, key, t);
-}
-
-void rc_json_i64(struct rc_json *j, const char *key, int64_t v)
-{
-	char t[24];
-
-	snprintf(t, sizeof(t), "%" PRId64, v);
-	json_scalar(j, key, t);
-}
-
-void rc_json_double(struct rc_json *j, const char *key, double v)
-{
-	char t[32];
-
-	/* JSON has no NaN or infinity. %.9g gives valid JSON numbers in the
-	 * C locale (these programs never call setlocale). */
-	if (!isfinite(v)) {
-		rc_json_null(j, key);
-		return;
-	}
-	snprintf(t, sizeof(t), "%.9g", v);
-	json_scalar(j, key, t);
-}
-
-void rc_json_bool(struct rc_json *j, const char *key, bool v)
-{
-	json_scalar(j, key, v ? "true" : "false");
-}
-
-void rc_json_null(struct rc_json *j, const char *key)
-{
-	json_scalar(j, key, "null");
-}
-
-int rc_json_finish(struct rc_json *j, FILE *f)
-{
-	if (j->err)
-		return j->err;
-	if (!j->complete)
-		return -EINVAL;
-	if (fprintf(f, "%s\n", j->buf) < 0 || fflush(f))
-		return -EIO;
-	return 0;
-}
-
-bool rc_json_wanted(int argc, char *const argv[])
-{
-	int i;
-
-	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "--json"))
-			return true;
-	return false;
 }

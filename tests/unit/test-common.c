@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "rc-json.h"
+#include "rc-opts.h"
 #include "rdma-common.h"
 
 static void hdr_round_trip_is_big_endian(void **state)

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rc-opts.h - the command line every program of the collection shares:
+ * the common options and their usage text, parsing helpers for values,
+ * and the exit codes. Nothing here touches RDMA.
+ */
+#ifndef RC_OPTS_H
+#define RC_OPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit codes shared by every program of the collection. */
+enum rc_exit {
+	RC_EXIT_OK = 0,	    /* success */
+	RC_EXIT_FAIL = 1,   /* failure after connecting */
+	RC_EXIT_USAGE = 2,  /* bad usage */
+	RC_EXIT_NOCONN = 3, /* could not connect */
+};
+
+#define RC_DEFAULT_PORT	      "7471"
+#define RC_DEFAULT_TIMEOUT_MS 10000
+
+/* The options every program of the collection shares. */
+struct rc_opts {
+	const char *port; /* -p PORT */
+	bool port_given;
+	const char *bind; /* -b ADDR (servers) */
+	int timeout_ms;	  /* --timeout SEC */
+	bool verbose;	  /* -v */
+	bool busy_poll;	  /* --poll event|busy */
+	bool once;	  /* --once (servers) */
+	int max_clients;  /* --max-clients N (servers) */
+};
+
+/* getopt_long codes of the shared long-only options; examples number
+ * their own long-only options from RC_OPT_FIRST_FREE. */
+enum {
+	RC_OPT_TIMEOUT = 0x100,
+	RC_OPT_POLL,
+	RC_OPT_ONCE,
+	RC_OPT_MAX_CLIENTS,
+	RC_OPT_FIRST_FREE = 0x180,
+};
+
+/* Put these in an example's option table and short-option string. */
+#define RC_LONGOPTS_CLIENT                                              \
+	{ "port", required_argument, NULL, 'p' },                       \
+		{ "timeout", required_argument, NULL, RC_OPT_TIMEOUT }, \
+		{ "poll", required_argument, NULL, RC_OPT_POLL },       \
+		{ "verbose", no_argument, NULL, 'v' },                  \
+	{                                                               \
+		"help", no_argument, NULL, 'h'                          \
+	}
+#define RC_LONGOPTS_SERVER                                                 \
+	RC_LONGOPTS_CLIENT, { "bind", required_argument, NULL, 'b' },      \
+		{ "once", no_argument, NULL, RC_OPT_ONCE },                \
+	{                                                                  \
+		"max-clients", required_argument, NULL, RC_OPT_MAX_CLIENTS \
+	}
+#define RC_SHORTOPTS_CLIENT ":p:vh"
+#define RC_SHORTOPTS_SERVER ":p:b:vh"
+/* A macro's value as a string literal: RC_STR(MAX_CLIENTS) is "16". */
+#define RC_STR_(x) #x
+#define RC_STR(x)  RC_STR_(x)
+
+/* Usage text, one printed line per source line. max_clients: the server's
+ * default, a plain number (16), shown as text. */
+/* clang-format off */
+#define RC_USAGE_CLIENT \
+	"  -p, --port PORT       server port (default " RC_DEFAULT_PORT ")\n" \
+	"      --timeout SEC     bound of every wait (default 10)\n" \
+	"      --poll MODE       wait for completions by 'event' (sleep, default) or 'busy'\n" \
+	"                        (spin: lowest latency, one core at 100%)\n" \
+	"  -v, --verbose         trace every CM event, work request and completion\n" \
+	"  -h, --help            this text\n"
+#define RC_USAGE_SERVER(max_clients) \
+	"  -p, --port PORT       port to listen on (default " RC_DEFAULT_PORT "; 0: any free one)\n" \
+	"  -b, --bind ADDR       listen only on ADDR (default: all addresses)\n" \
+	"      --once            exit after the first client\n" \
+	"      --max-clients N   clients served at once (default " RC_STR(max_clients) ")\n" \
+	"      --timeout SEC     bound of every wait within a connection (default 10)\n" \
+	"      --poll MODE       'event' (default) or 'busy': busy spins one core per client\n" \
+	"  -v, --verbose         trace every CM event, work request and completion\n" \
+	"  -h, --help            this text\n\n" \
+	"Prints 'listening on ADDR port N' once ready. Stops on SIGINT/SIGTERM.\n"
+/* clang-format on */
+
+/* Defaults: port 7471, 10 s timeout, event polling. Also restarts
+ * getopt, so a program (or a test) may parse more than once. */
+void rc_opts_init(struct rc_opts *o, int max_clients);
+/*
+ * getopt_long() that handles the shared options itself. Returns 1 with *c
+ * set to an option of the caller's own (optarg as usual), 0 after the last
+ * option (optind: the first operand), 2 after printing usage for -h, or
+ * -EINVAL with a message in err (nothing goes to stderr).
+ */
+struct option;
+int rc_getopt(struct rc_opts *o, int argc, char *const argv[], const char *shortopts,
+	      const struct option *longopts, const char *usage, int *c, char *err, size_t errlen);
+/*
+ * Handle one getopt_long() result c if it is a shared option (or ':'/'?',
+ * a missing value or an unknown option). Returns 1 handled, 0 not a shared
+ * option, 2 for -h (the caller prints its usage), or -EINVAL with a
+ * message in err. Call with opterr = 0 and a short-option string that
+ * starts with ':'.
+ */
+int rc_opts_handle(struct rc_opts *o, int c, const char *arg, char *const argv[], char *err,
+		   size_t errlen);
+/*
+ * A client's positional arguments after the options: SERVER [PORT], and
+ * nothing more. PORT may repeat -p but not contradict it; port 0 names no
+ * server. Sets *server and o->port. Returns 0 or -EINVAL with err set.
+ */
+int rc_opts_server_args(struct rc_opts *o, int argc, char *const argv[], const char **server,
+			char *err, size_t errlen);
+/* A client's port must name a server: -EINVAL with err set for "0". */
+int rc_opts_check_client(const struct rc_opts *o, char *err, size_t errlen);
+/* snprintf into err and return -EINVAL: for usage errors. */
+int rc_usage_error(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* "event" (sleep on the completion channel) or "busy" (spin on the CQ).
+ * Returns 0 or -EINVAL. */
+int rc_parse_poll(const char *s, bool *busy);
+/* "4096", "64K", "1M", "2g" (binary units). Returns 0 or -EINVAL. */
+int rc_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* A TCP-style port 0..65535, as text. Returns 0 or -EINVAL. */
+int rc_parse_port(const char *s);
+/* Seconds (may be fractional, > 0, <= 1 day) to milliseconds. */
+int rc_parse_timeout(const char *s, int *ms);
+/* A plain unsigned integer in [min, max]. */
+int rc_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+#endif /* RC_OPTS_H */

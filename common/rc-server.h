@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rc-server.h - a server's life around the RDMA calls: listen, serve each
+ * client on its own thread with its own struct rc_conn, turn SIGINT and
+ * SIGTERM into a clean shutdown. Built on rdma-common.h's primitives; a
+ * service with its own event loop needs only those.
+ */
+#ifndef RC_SERVER_H
+#define RC_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rdma-common.h"
+
+struct rc_listener {
+	struct rc_log log;
+	struct rdma_event_channel *channel;
+	struct rdma_cm_id *id;
+	char addr[64]; /* the bound address as text */
+	uint16_t port; /* the bound port (the real one when 0 was asked) */
+};
+
+/* Bind to bind_addr (NULL: all addresses) and port ("0": any free one)
+ * and listen. */
+int rc_listen(struct rc_listener *l, const char *bind_addr, const char *port, bool verbose);
+void rc_listener_close(struct rc_listener *l);
+
+/*
+ * Handles one client, from QP creation to the end of the conversation.
+ * `priv`/`priv_len` is the private data of the connect request (already
+ * copied). Return 0 when the client finished normally, else a negative
+ * errno with c->log.err set. The connection is destroyed afterwards.
+ */
+typedef int (*rc_serve_fn)(struct rc_conn *c, const void *priv, size_t priv_len, void *arg);
+
+struct rc_serve_opts {
+	int max_clients; /* more at once are rejected as busy */
+	bool once;	 /* return after the first client */
+	int timeout_ms;
+	bool verbose;
+	int stop_fd;	/* readable = shut down (e.g. a signalfd) */
+	bool busy_poll; /* each connection spins on its CQ (see rc_conn) */
+};
+
+/*
+ * Accept clients until stop_fd becomes readable (or after one with once),
+ * each on its own thread, then cancel the remaining ones, wait for them
+ * and return. A client's failure is logged to stderr and never ends the
+ * loop. Returns 0, or a negative errno (with l->log.err) if listening
+ * itself failed; with once, -EIO if that one client failed.
+ */
+int rc_serve(struct rc_listener *l, const struct rc_serve_opts *o, rc_serve_fn fn, void *arg);
+
+/*
+ * A server's whole life, what every example's server main does:
+ * SIGINT/SIGTERM become a signalfd (blocked in every thread), listen on
+ * bind/port, print "listening on ADDR port N" to stdout (only now: the
+ * server is ready), serve each client with fn on its own thread until a
+ * signal (or after one client with o->once), release everything.
+ * Errors go to stderr as "PROG: message". Returns the exit code for main:
+ * 0; 1 if serving failed or, with once, that client failed; 3 if it could
+ * not listen.
+ */
+struct rc_opts;
+int rc_server_main(const char *prog, const struct rc_opts *o, rc_serve_fn fn, void *arg);
+
+#endif /* RC_SERVER_H */
