@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end tests of 01_basic-client-server on a real (or Soft-RoCE) device.
 # Run through tools/rdma-env, which sets RDMA_IP.
+# shellcheck source=../lib.sh source-path=SCRIPTDIR
 . "$(dirname "$0")/../lib.sh"
 
 S=$ROOT/01_basic-client-server/rdma-server
@@ -215,6 +216,7 @@ t_valgrind_clean() {
 	# No invalid access, no uninitialised use, no leak, on either side.
 	command -v valgrind >/dev/null || { REASON="valgrind not installed"; return 77; }
 	unsanitized || return 77
+	# shellcheck disable=SC2054 # the commas are inside valgrind's option values
 	local vg=(valgrind -q --leak-check=full --show-leak-kinds=definite,indirect
 		--errors-for-leak-kinds=definite,indirect --error-exitcode=9)
 	SERVER_READY_S=60 start_server srv "${vg[@]}" "$S" --once || return 1

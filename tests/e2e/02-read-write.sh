@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end tests of 02_read-write on a real (or Soft-RoCE) device.
 # Run through tools/rdma-env, which sets RDMA_IP.
+# shellcheck source=../lib.sh source-path=SCRIPTDIR
 . "$(dirname "$0")/../lib.sh"
 
 S=$ROOT/02_read-write/rdma-server

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end tests of tools/smoke on one host (the two-host run is tests/e2e2/20-smoke.sh).
 # Run through tools/rdma-env, which sets RDMA_IP.
+# shellcheck source=../lib.sh source-path=SCRIPTDIR
 . "$(dirname "$0")/../lib.sh"
 
 SMOKE=$ROOT/tools/smoke

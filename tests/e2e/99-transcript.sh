@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # s.txt must show what the programs print today: run the demo again and
 # compare the two after reducing both to their shape (tests/normalize-transcript).
+# shellcheck source=../lib.sh source-path=SCRIPTDIR
 . "$(dirname "$0")/../lib.sh"
 
 t_s_txt_matches_current_output() {

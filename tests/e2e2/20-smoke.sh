@@ -11,7 +11,7 @@
 # shellcheck source=../lib.sh source-path=SCRIPTDIR
 . "$(dirname "$0")/../lib.sh"
 P2=s20
-# shellcheck source=lib2.sh
+# shellcheck source=lib2.sh source-path=SCRIPTDIR
 . "$(dirname "$0")/lib2.sh"
 
 if [ "$RDMA_NODE" = 2 ]; then
