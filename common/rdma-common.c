@@ -56,6 +56,11 @@ int rc_fail(struct rc_log *log, int err, const char *fmt, ...)
 	return err > 0 ? -err : -EIO;
 }
 
+int rc_fail_call(struct rc_log *log, const char *call, int err, const char *hint)
+{
+	return rc_fail(log, err, "%s: %s; hint: %s", call, strerror(err), hint);
+}
+
 uint64_t rc_now_ns(void)
 {
 	struct timespec ts;
@@ -314,6 +319,7 @@ int rc_take_cm_event(struct rdma_event_channel *ch, struct rc_cm_info *info, str
 	memset(info, 0, sizeof(*info));
 	info->event = ev->event;
 	info->status = ev->status;
+	info->id = ev->id;
 	if (id)
 		*id = ev->id;
 	if (ev->param.conn.private_data && ev->param.conn.private_data_len) {
@@ -333,7 +339,7 @@ int rc_take_cm_event(struct rdma_event_channel *ch, struct rc_cm_info *info, str
 
 /* The error for an event we did not want, with the server's reason when
  * a REJECTED carries one. */
-static int cm_event_error(struct rc_conn *c, const struct rc_cm_info *in,
+static int cm_event_error(struct rc_log *log, const struct rc_cm_info *in,
 			  enum rdma_cm_event_type expected, const char *step)
 {
 	struct rc_msg m;
@@ -342,12 +348,9 @@ static int cm_event_error(struct rc_conn *c, const struct rc_cm_info *in,
 	if (in->event == RDMA_CM_EVENT_REJECTED && in->status == 28 &&
 	    rc_priv_unpack(in->priv, in->priv_len, &m, why, sizeof(why)) == 0 &&
 	    m.type == RC_T_REJECT)
-		return rc_fail(&c->log, ECONNREFUSED,
-			       "%s: the server rejected the connection: %.*s", step,
-			       (int)(m.length > 200 ? 200 : m.length), (const char *)m.body);
-	if (in->event == RDMA_CM_EVENT_DISCONNECTED)
-		c->peer_disconnected = true;
-	return rc_fail(&c->log,
+		return rc_fail(log, ECONNREFUSED, "%s: the server rejected the connection: %.*s",
+			       step, (int)(m.length > 200 ? 200 : m.length), (const char *)m.body);
+	return rc_fail(log,
 		       in->event == RDMA_CM_EVENT_REJECTED	 ? ECONNREFUSED
 		       : in->event == RDMA_CM_EVENT_DISCONNECTED ? ECONNRESET
 								 : EHOSTUNREACH,
@@ -356,87 +359,131 @@ static int cm_event_error(struct rc_conn *c, const struct rc_cm_info *in,
 		       rc_cm_event_hint(in->event, in->status));
 }
 
+int rc_wait_cm_event(struct rdma_event_channel *ch, enum rdma_cm_event_type expected,
+		     int timeout_ms, int cancel_fd, const char *step, struct rc_log *log,
+		     struct rc_cm_info *info)
+{
+	/* Address and route resolution were given timeout_ms themselves:
+	 * wait a little longer, so that the CM's own verdict (ADDR_ERROR with
+	 * its status) arrives rather than our generic timeout. */
+	uint64_t deadline = rc_now_us() + (uint64_t)timeout_ms * 1000u + 500000u;
+	int fds[2] = { ch->fd, cancel_fd };
+	int ret;
+
+	info->event = RC_CM_NO_EVENT;
+	for (;;) {
+		ret = rc_take_cm_event(ch, info, NULL, log);
+		if (ret == 0)
+			break;
+		if (ret != -EAGAIN)
+			return rc_fail(log, -ret, "%s: rdma_get_cm_event: %s", step,
+				       strerror(-ret));
+		ret = rc_wait_readable(fds, 2, deadline);
+		if (ret == -ETIMEDOUT)
+			return rc_fail(log, ETIMEDOUT,
+				       "%s: no %s within %d ms; hint: is the peer up and reachable "
+				       "over RDMA?",
+				       step, rdma_event_str(expected), timeout_ms);
+		if (ret == 1)
+			return rc_fail(log, ECANCELED, "%s: cancelled (shutting down)", step);
+		if (ret < 0)
+			return rc_fail(log, -ret, "%s: poll: %s", step, strerror(-ret));
+	}
+	if (info->event != expected)
+		return cm_event_error(log, info, expected, step);
+	return 0;
+}
+
 /* Wait (bounded) for the next CM event of this connection; fail unless it
  * is `expected`. */
 static int wait_cm_event(struct rc_conn *c, enum rdma_cm_event_type expected, const char *step,
 			 struct rc_cm_info *info)
 {
-	/* Address and route resolution were given c->timeout_ms themselves:
-	 * wait a little longer, so that the CM's own verdict (ADDR_ERROR with
-	 * its status) arrives rather than our generic timeout. */
-	uint64_t deadline = rc_now_us() + (uint64_t)c->timeout_ms * 1000u + 500000u;
-	int fds[2] = { c->cm_channel->fd, c->cancel_fd };
-	int ret;
+	int ret = rc_wait_cm_event(c->cm_channel, expected, c->timeout_ms, c->cancel_fd, step,
+				   &c->log, info);
 
-	for (;;) {
-		ret = rc_take_cm_event(c->cm_channel, info, NULL, &c->log);
-		if (ret == 0)
-			break;
-		if (ret != -EAGAIN)
-			return rc_fail(&c->log, -ret, "%s: rdma_get_cm_event: %s", step,
-				       strerror(-ret));
-		ret = rc_wait_readable(fds, 2, deadline);
-		if (ret == -ETIMEDOUT)
-			return rc_fail(&c->log, ETIMEDOUT,
-				       "%s: no %s within %d ms; hint: is the peer up and reachable "
-				       "over RDMA?",
-				       step, rdma_event_str(expected), c->timeout_ms);
-		if (ret == 1)
-			return rc_fail(&c->log, ECANCELED, "%s: cancelled (shutting down)", step);
-		if (ret < 0)
-			return rc_fail(&c->log, -ret, "%s: poll: %s", step, strerror(-ret));
-	}
 	if (info->event == RDMA_CM_EVENT_ESTABLISHED)
 		c->established = true;
-	if (info->event != expected)
-		return cm_event_error(c, info, expected, step);
-	return 0;
+	if (ret && info->event == RDMA_CM_EVENT_DISCONNECTED)
+		c->peer_disconnected = true;
+	return ret;
 }
 
-static void trace_wc(const struct rc_conn *c, const struct ibv_wc *wc)
+int rc_wc_check(struct rc_log *log, const struct ibv_wc *wc)
 {
 	/* wc->opcode is only valid for successful completions. */
-	if (wc->status == IBV_WC_SUCCESS)
-		rc_trace(&c->log, "completion %s ok wr_id=%" PRIu64 " byte_len=%u",
+	if (wc->status == IBV_WC_SUCCESS) {
+		rc_trace(log, "completion %s ok wr_id=%" PRIu64 " byte_len=%u",
 			 rc_wc_opcode_str(wc->opcode), wc->wr_id, wc->byte_len);
-	else
-		rc_trace(&c->log, "completion FAILED wr_id=%" PRIu64 " status=%s", wc->wr_id,
-			 ibv_wc_status_str(wc->status));
-}
-
-static int hand_out_wc(struct rc_conn *c, struct ibv_wc *wc)
-{
-	*wc = c->wc[c->wc_next++];
-	trace_wc(c, wc);
-	if (wc->status == IBV_WC_SUCCESS)
 		return 0;
-	return rc_fail(&c->log, EIO,
+	}
+	rc_trace(log, "completion FAILED wr_id=%" PRIu64 " status=%s", wc->wr_id,
+		 ibv_wc_status_str(wc->status));
+	return rc_fail(log, EIO,
 		       "work request %" PRIu64
 		       " failed: %s (status %d, vendor error 0x%x); hint: %s",
 		       wc->wr_id, ibv_wc_status_str(wc->status), wc->status, wc->vendor_err,
 		       rc_wc_status_hint(wc->status));
 }
 
+int rc_wait_cq(struct rc_cq_wait *w, struct ibv_comp_channel *channel, const int *fds, int n,
+	       int timeout_ms, struct rc_log *log)
+{
+	int all[4], i, ret;
+
+	if (!channel) {
+		/* Busy polling: lowest latency, one core at 100%. Every 256
+		 * empty polls give way: a spinner that keeps its CPU starves
+		 * what must run there first (a peer on this host, Soft-RoCE's
+		 * kernel work): 8 ms instead of 50 us round trips on rxe.
+		 * Every 4096, look at the other fds and the clock (system
+		 * calls). */
+		if (++w->spins % 256)
+			return 0;
+		sched_yield();
+		if (w->spins % 4096)
+			return 0;
+	}
+	/*
+	 * The deadline is set when we first have to wait, not before:
+	 * reading the clock is a system call where the clocksource is not
+	 * the TSC (hpet in many VMs: microseconds each), and a completion
+	 * that is already queued, or arrives while we spin, should cost none.
+	 */
+	if (!w->deadline_us)
+		w->deadline_us = rc_now_us() + (uint64_t)timeout_ms * 1000u;
+	all[0] = channel ? channel->fd : -1;
+	for (i = 0; i < n && i < 3; i++)
+		all[i + 1] = fds[i];
+	/* Asleep on the channel until the deadline; spinning, only a look. */
+	ret = rc_wait_readable(all, i + 1, channel ? w->deadline_us : 0);
+	if (ret == -ETIMEDOUT && !channel && rc_now_us() < w->deadline_us)
+		return 0;
+	if (ret == -ETIMEDOUT)
+		return rc_fail(log, ETIMEDOUT,
+			       "no completion within %d ms; hint: the peer stalled, or the link is "
+			       "down",
+			       timeout_ms);
+	if (ret < 0)
+		return rc_fail(log, -ret, "poll: %s", strerror(-ret));
+	return ret;
+}
+
 int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 {
-	/*
-	 * The deadline is set when we first have to wait, not here: reading
-	 * the clock is a system call where the clocksource is not the TSC
-	 * (hpet in many VMs: microseconds each), and a completion that is
-	 * already queued, or arrives while we spin, should cost none.
-	 */
-	uint64_t deadline = 0;
-	int fds[4] = { c->dev.channel->fd, c->cm_channel->fd, c->cancel_fd, c->wake_fd };
-	bool armed = false;
-	unsigned spins = 0;
+	int fds[3] = { c->cm_channel->fd, c->cancel_fd, c->wake_fd };
+	struct rc_cq_wait w = { 0 };
 	struct rc_cm_info info;
+	bool armed = false, busy;
 	struct ibv_cq *cq;
 	void *cq_ctx;
 	int n, ret;
 
 	for (;;) {
-		if (c->wc_next < c->wc_count)
-			return hand_out_wc(c, wc);
+		if (c->wc_next < c->wc_count) {
+			*wc = c->wc[c->wc_next++];
+			return rc_wc_check(&c->log, wc);
+		}
 		/* Batched: one call takes up to RC_POLL_BATCH completions. */
 		n = ibv_poll_cq(c->dev.cq, RC_POLL_BATCH, c->wc);
 		if (n < 0)
@@ -446,30 +493,8 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 			c->wc_count = n;
 			continue;
 		}
-		if (c->busy_poll && !c->peer_disconnected) {
-			/* Spin: lowest latency, one core at 100%. Every 256
-			 * empty polls give way: a spinner that keeps its CPU
-			 * starves what must run there first (a peer on this
-			 * host, Soft-RoCE's kernel work): 8 ms instead of 50 us
-			 * round trips on rxe. Every 4096, look at the CM and
-			 * cancel fds and the clock (system calls). */
-			if (++spins % 256)
-				continue;
-			sched_yield();
-			if (spins % 4096)
-				continue;
-			if (!deadline)
-				deadline = rc_now_us() + (uint64_t)c->timeout_ms * 1000u;
-			ret = rc_wait_readable(fds + 1, 3, 0);
-			if (ret == -ETIMEDOUT && rc_now_us() < deadline)
-				continue;
-			/* An index shifts to the sleeping path's numbering; an
-			 * error (-ETIMEDOUT, poll's errno) stays as it is. */
-			if (ret >= 0)
-				ret++;
-			goto readable;
-		}
-		if (!armed) {
+		busy = c->busy_poll && !c->peer_disconnected;
+		if (!busy && !armed) {
 			/* Ask for an event on the next completion, then poll
 			 * once more: one may have arrived before we asked. */
 			if (ibv_req_notify_cq(c->dev.cq, 0))
@@ -477,14 +502,13 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 			armed = true;
 			continue;
 		}
-		if (c->peer_disconnected)
+		if (!busy && c->peer_disconnected)
 			return rc_fail(&c->log, ECONNRESET, "the peer disconnected; hint: %s",
 				       rc_cm_event_hint(RDMA_CM_EVENT_DISCONNECTED, 0));
-		if (!deadline)
-			deadline = rc_now_us() + (uint64_t)c->timeout_ms * 1000u;
-		ret = rc_wait_readable(fds, 4, deadline);
-	readable:
-		if (ret == 0) {
+		ret = rc_wait_cq(&w, busy ? NULL : c->dev.channel, fds, 3, c->timeout_ms, &c->log);
+		if (ret < 0)
+			return ret;
+		if (ret == 0 && !busy) {
 			if (ibv_get_cq_event(c->dev.channel, &cq, &cq_ctx) == 0) {
 				ibv_ack_cq_events(cq, 1);
 				armed = false;
@@ -494,7 +518,7 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 			if (ret == 0 && info.event == RDMA_CM_EVENT_DISCONNECTED)
 				c->peer_disconnected = true; /* drain the CQ first */
 			else if (ret == 0 && info.event == RDMA_CM_EVENT_DEVICE_REMOVAL)
-				return cm_event_error(c, &info, RDMA_CM_EVENT_ESTABLISHED,
+				return cm_event_error(&c->log, &info, RDMA_CM_EVENT_ESTABLISHED,
 						      "waiting for a completion");
 		} else if (ret == 2) {
 			return rc_fail(&c->log, ECANCELED, "cancelled (shutting down)");
@@ -506,13 +530,6 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 				return rc_fail(&c->log, errno, "reading the wake-up fd: %s",
 					       strerror(errno));
 			return -EAGAIN;
-		} else if (ret == -ETIMEDOUT) {
-			return rc_fail(&c->log, ETIMEDOUT,
-				       "no completion within %d ms; hint: the peer stalled, or the "
-				       "link is down",
-				       c->timeout_ms);
-		} else {
-			return rc_fail(&c->log, -ret, "poll: %s", strerror(-ret));
 		}
 	}
 }

@@ -59,6 +59,8 @@ void rc_trace(const struct rc_log *log, const char *fmt, ...) __attribute__((for
 /* Store a message in log->err and return -err (err is a positive errno). */
 int rc_fail(struct rc_log *log, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The same for a failed library call: "CALL: strerror(err); hint: HINT". */
+int rc_fail_call(struct rc_log *log, const char *call, int err, const char *hint);
 
 /* Micro- and nanoseconds on a monotonic clock. */
 uint64_t rc_now_us(void);
@@ -251,6 +253,57 @@ int rc_reject(struct rc_conn *c, const char *reason);
  */
 int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc);
 
+/*
+ * The bounded waits on raw objects, under rc_next_wc and the rc_conn
+ * functions above, and what 01 calls around its own verbs.
+ */
+
+/* What we keep of a CM event after acknowledging it. */
+struct rc_cm_info {
+	enum rdma_cm_event_type event; /* RC_CM_NO_EVENT: none arrived */
+	int status;
+	uint8_t priv[256]; /* private data, copied */
+	size_t priv_len;
+	uint8_t initiator_depth, responder_resources;
+	struct rdma_cm_id *id; /* the event's id: a new one for CONNECT_REQUEST */
+};
+#define RC_CM_NO_EVENT ((enum rdma_cm_event_type) - 1)
+
+/*
+ * Wait for the next event on the (non-blocking) channel ch, at most
+ * timeout_ms plus half a second (so that the CM's own verdict on a
+ * resolution it was given timeout_ms for comes first), or until cancel_fd
+ * (-1: none) is readable. Copies the event into *info and acknowledges it.
+ * Returns 0 if it is `expected`; else a negative errno with log->err: the
+ * step, the event that came instead and a hint (for a REJECTED with our
+ * REJECT message, the server's reason), or the timeout or cancellation.
+ */
+int rc_wait_cm_event(struct rdma_event_channel *ch, enum rdma_cm_event_type expected,
+		     int timeout_ms, int cancel_fd, const char *step, struct rc_log *log,
+		     struct rc_cm_info *info);
+
+/* Trace a polled completion (-v); a failed one is an error: returns 0, or
+ * -EIO with log->err naming the status and a hint. */
+int rc_wc_check(struct rc_log *log, const struct ibv_wc *wc);
+
+/*
+ * Call when ibv_poll_cq found nothing; zero *w before waiting for each
+ * completion. With channel (event mode, the CQ armed by
+ * ibv_req_notify_cq): sleeps until the channel's fd or one of fds (at most
+ * 3; entries < 0 are skipped) is readable; 0 means the channel is, so take
+ * its event (ibv_get_cq_event, ibv_ack_cq_events) and poll again. With
+ * channel NULL (busy polling): returns 0 at once, to poll again, yielding
+ * the CPU every 256th call and looking at fds every 4096th. Returns 1 + i
+ * when fds[i] is readable, or -ETIMEDOUT (timeout_ms after the first call)
+ * or another negative errno with log->err set.
+ */
+struct rc_cq_wait {
+	uint64_t deadline_us; /* set at the first call that needs it */
+	unsigned spins;
+};
+int rc_wait_cq(struct rc_cq_wait *w, struct ibv_comp_channel *channel, const int *fds, int n,
+	       int timeout_ms, struct rc_log *log);
+
 /* A completion of an unexpected kind: record it as an error. */
 int rc_unexpected_wc(struct rc_conn *c, const struct ibv_wc *wc);
 
@@ -279,15 +332,6 @@ const char *rc_cm_event_hint(enum rdma_cm_event_type ev, int status);
  * Returns the fd's index, -ETIMEDOUT, or another negative errno (poll's).
  */
 int rc_wait_readable(const int *fds, int n, uint64_t deadline_us);
-
-/* What we keep of a CM event after acknowledging it. */
-struct rc_cm_info {
-	enum rdma_cm_event_type event;
-	int status;
-	uint8_t priv[256];
-	size_t priv_len;
-	uint8_t initiator_depth, responder_resources;
-};
 
 /* A non-blocking CM event channel; log.err says why it failed. */
 int rc_create_cm_channel(struct rc_log *log, struct rdma_event_channel **ch);
