@@ -174,8 +174,8 @@ demo:
 	$(MAKE) all
 	tools/rdma-env -- tools/demo.sh
 
-# Our examples against perftest and rcopy in one run (tools/bench, README
-# "Performance"). BENCH_REPS=N (default 3), BENCH_QUICK=1 (a short smoke
+# Our examples against perftest and rcopy in one run (tools/bench,
+# docs/performance.md). BENCH_REPS=N (default 3), BENCH_QUICK=1 (a short smoke
 # run), BENCH_OUT=docs (publish the run), NODES=2 (two VMs).
 .PHONY: bench
 bench:
