@@ -77,13 +77,18 @@ RDMA_O   := $(B)/common/rdma-common.o
 OPTS_O   := $(B)/common/rc-opts.o
 SERVER_O := $(B)/common/rc-server.o
 JSON_O   := $(B)/common/rc-json.o
-COMMON_O := $(RDMA_O) $(OPTS_O) $(SERVER_O) $(JSON_O)
+REPORT_O := $(B)/common/rc-report.o
+# 01's command line (01 takes its options from common/).
+OPTS01_O := $(B)/common/rc-opts-basic.o
+COMMON_O := $(RDMA_O) $(OPTS_O) $(SERVER_O) $(JSON_O) $(REPORT_O) $(OPTS01_O)
 
 # 01 makes its own verbs calls and runs its own server loop: of common/ it
-# links only rdma-common.o (waits, hints, wire header), options and JSON.
-$(EX01)/rdma-server: $(B)/$(EX01)/server.o $(B)/$(EX01)/basic.o $(RDMA_O) $(OPTS_O)
+# links only rdma-common.o (waits, hints, wire header), options and output.
+$(EX01)/rdma-server: $(B)/$(EX01)/server.o $(B)/$(EX01)/basic.o $(RDMA_O) $(OPTS_O) $(OPTS01_O) \
+		     $(REPORT_O) $(JSON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-$(EX01)/rdma-client: $(B)/$(EX01)/client.o $(B)/$(EX01)/basic.o $(RDMA_O) $(OPTS_O) $(JSON_O)
+$(EX01)/rdma-client: $(B)/$(EX01)/client.o $(B)/$(EX01)/basic.o $(RDMA_O) $(OPTS_O) $(OPTS01_O) \
+		     $(JSON_O) $(REPORT_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # 02: rw.c holds what its client and server share.

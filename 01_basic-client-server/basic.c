@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * basic.c - messages and options shared by 01's client and server.
+ * basic.c - what 01's client and server share: the messages, and the
+ * librdmacm and verbs steps both sides take the same way.
  */
 #define _GNU_SOURCE
 #include "basic.h"
 
 #include <endian.h>
 #include <errno.h>
-#include <getopt.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,147 +86,151 @@ void basic_fill_pattern(uint8_t *p, uint32_t len, uint32_t seq)
 		p[i] = (uint8_t)abc[(i + seq) % (sizeof(abc) - 1)];
 }
 
-void basic_quote(char *out, size_t outlen, const uint8_t *p, uint32_t len, uint32_t max)
+void basic_conn_init(struct basic_conn *v, const char *name, const struct rc_opts *o, int cancel_fd)
 {
-	size_t o = 0;
-	uint32_t i;
-
-	for (i = 0; i < len && i < max && o + 5 < outlen; i++) {
-		if (p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\\' && p[i] != '\'')
-			out[o++] = (char)p[i];
-		else
-			o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", p[i]);
-	}
-	if (i < len && o + 4 <= outlen) {
-		memcpy(out + o, "...", 3);
-		o += 3;
-	}
-	out[o < outlen ? o : outlen - 1] = '\0';
+	rc_log_init(&v->log, name, o->verbose);
+	v->timeout_ms = o->timeout_ms;
+	v->busy_poll = o->busy_poll;
+	v->cancel_fd = cancel_fd;
 }
 
-/* ------------------------------------------------------------------ */
-/* Options                                                             */
-/* ------------------------------------------------------------------ */
-
-#define MAX_CLIENTS 16
-
-static const char client_usage[] =
-	"usage: rdma-client [options] SERVER [PORT]\n"
-	"Connect to an rdma-server, SEND messages, and check that each reply\n"
-	"comes back unchanged.\n\n"
-	"  -m, --message TEXT    text to send (default '" BASIC_DEFAULT_TEXT "')\n"
-	"  -s, --size SIZE       send SIZE-byte payloads instead (K/M suffixes, at most 1M)\n"
-	"  -n, --count N         messages to send, one at a time (default 1, at most 10M);\n"
-	"                        with N > 1 prints round-trip latency\n"
-	"      --json            print one JSON object with the results instead (also on\n"
-	"                        failure: \"ok\": false, \"error\", "
-	"\"exit_code\")\n" RC_USAGE_CLIENT
-	"\nSERVER is the server's IP address (or name) on its RDMA netdev.\n"
-	"Exit: 0 ok, 1 failed after connecting, 2 bad usage, 3 could not connect.\n";
-
-static const char server_usage[] =
-	"usage: rdma-server [options]\n"
-	"Accept RDMA connections; answer each received message with the same\n"
-	"payload.\n\n"
-	"  -q, --quiet           no line per message (for benchmarks: a write to\n"
-	"                        stdout costs about a round trip)\n" RC_USAGE_SERVER(MAX_CLIENTS);
-
-enum { OPT_JSON = RC_OPT_FIRST_FREE };
-
-int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, size_t errlen)
+int basic_create_id(struct basic_conn *v, void *context)
 {
-	static const struct option longopts[] = {
-		RC_LONGOPTS_CLIENT,
-		{ "message", required_argument, NULL, 'm' },
-		{ "size", required_argument, NULL, 's' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ NULL, 0, NULL, 0 },
-	};
-	bool have_size = false;
-	uint64_t v;
-	int c, ret;
+	/* The CM reports each step's outcome as an event on this channel. */
+	v->cm_ch = rdma_create_event_channel();
+	if (!v->cm_ch)
+		return rc_fail_call(&v->log, "rdma_create_event_channel", errno, NULL);
+	/* Non-blocking: we wait only in poll(), with a timeout. */
+	if (fcntl(v->cm_ch->fd, F_SETFL, O_NONBLOCK))
+		return rc_fail_call(&v->log, "fcntl(O_NONBLOCK)", errno, NULL);
+	/* RDMA_PS_TCP: reliable connected QPs, with ports as in TCP. */
+	if (rdma_create_id(v->cm_ch, &v->id, context, RDMA_PS_TCP))
+		return rc_fail_call(&v->log, "rdma_create_id", errno, NULL);
+	return 0;
+}
 
-	*o = (struct client_opts){ .count = 1 };
-	rc_opts_init(&o->rc, 1);
-	while ((ret = rc_getopt(&o->rc, argc, argv, RC_SHORTOPTS_CLIENT "m:s:n:", longopts,
-				client_usage, &c, err, errlen)) == 1) {
-		switch (c) {
-		case 'm': o->text = optarg; break;
-		case 's':
-			if (rc_parse_size(optarg, 1, BASIC_MAX_PAYLOAD, &v))
-				return rc_usage_error(err, errlen, "invalid size '%s' (1 to 1M)",
-						      optarg);
-			o->size = (uint32_t)v;
-			have_size = true;
-			break;
-		case 'n':
-			if (rc_parse_uint(optarg, 1, BASIC_MAX_COUNT, &o->count))
-				return rc_usage_error(err, errlen,
-						      "invalid count '%s' (1 to 10000000)", optarg);
-			break;
-		case OPT_JSON: o->json = true; break;
+int basic_setup(struct basic_conn *v, size_t msg_len)
+{
+	struct ibv_qp_init_attr attr = {
+		/* One message in flight each way; a spare in case of slow polling. */
+		.cap = { .max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC, /* reliable connected: acknowledged, in order */
+		.sq_sig_all = 0,       /* each send says whether it wants a completion */
+	};
+	struct ibv_context *dev = v->id->verbs;
+
+	/* The protection domain: the QP may use only memory registered in it. */
+	v->pd = ibv_alloc_pd(dev);
+	if (!v->pd)
+		return rc_fail_call(&v->log, "ibv_alloc_pd", errno, "is the device usable?");
+	/* Lets us sleep until a completion arrives instead of spinning. */
+	v->comp_ch = ibv_create_comp_channel(dev);
+	if (!v->comp_ch)
+		return rc_fail_call(&v->log, "ibv_create_comp_channel", errno, NULL);
+	if (fcntl(v->comp_ch->fd, F_SETFL, O_NONBLOCK))
+		return rc_fail_call(&v->log, "fcntl(O_NONBLOCK)", errno, NULL);
+	/* One CQ, room for every WR of both queues: an overflow fails the QP. */
+	v->cq = ibv_create_cq(dev, 4, NULL, v->comp_ch, 0);
+	if (!v->cq)
+		return rc_fail_call(&v->log, "ibv_create_cq", errno, NULL);
+	attr.send_cq = attr.recv_cq = v->cq;
+	/* On the CM's id: the CM moves it through INIT, RTR and RTS for us. */
+	if (rdma_create_qp(v->id, v->pd, &attr))
+		return rc_fail_call(&v->log, "rdma_create_qp", errno, NULL);
+	rc_trace(&v->log, "created RC QP %u (send %u, recv %u) on %s, CQ of %d", v->id->qp->qp_num,
+		 attr.cap.max_send_wr, attr.cap.max_recv_wr, ibv_get_device_name(dev->device),
+		 v->cq->cqe);
+	v->buf = calloc(2, msg_len);
+	if (!v->buf)
+		return rc_fail(&v->log, ENOMEM, "out of memory");
+	/* Pins the pages and gives the NIC their lkey. It writes what arrives
+	 * (LOCAL_WRITE), reads what we SEND (no flag); no REMOTE_*: no peer. */
+	v->mr = ibv_reg_mr(v->pd, v->buf, 2 * msg_len, IBV_ACCESS_LOCAL_WRITE);
+	if (!v->mr)
+		return rc_fail_call(&v->log, "ibv_reg_mr", errno, NULL);
+	rc_trace(&v->log, "registered %zu bytes lkey=0x%x rkey=0x%x", 2 * msg_len, v->mr->lkey,
+		 v->mr->rkey);
+	return 0;
+}
+
+int basic_post_recv(struct basic_conn *v, size_t off, size_t len, uint64_t wr_id)
+{
+	struct ibv_sge sge = { (uintptr_t)(v->buf + off), (uint32_t)len, v->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 }, *bad;
+	int ret;
+
+	rc_trace(&v->log, "post RECV wr_id=%" PRIu64 " len=%zu", wr_id, len);
+	/* Queued at once; it completes when a message has landed in it. */
+	ret = ibv_post_recv(v->id->qp, &wr, &bad);
+	if (ret)
+		return rc_fail_call(&v->log, "ibv_post_recv", ret, NULL);
+	return 0;
+}
+
+int basic_next_wc(struct basic_conn *v, struct ibv_wc *wc)
+{
+	struct ibv_comp_channel *ch = v->busy_poll ? NULL : v->comp_ch;
+	int fds[2] = { v->cm_ch->fd, v->cancel_fd }, n, ret;
+	struct rc_cq_wait w = { 0 };
+	struct rc_cm_info ev;
+	bool armed = false;
+	struct ibv_cq *cq;
+	void *ctx;
+
+	for (;;) {
+		/* Takes a completion if one is queued; never blocks. */
+		n = ibv_poll_cq(v->cq, 1, wc);
+		if (n > 0)
+			return rc_wc_check(&v->log, wc);
+		if (n < 0)
+			return rc_fail(&v->log, EIO, "ibv_poll_cq failed (%d)", n);
+		if (v->peer_disconnected)
+			return 1; /* the peer said goodbye, and nothing is left */
+		if (ch && !armed) {
+			/* Ask for an event, then poll once more: one may have come first. */
+			if (ibv_req_notify_cq(v->cq, 0))
+				return rc_fail_call(&v->log, "ibv_req_notify_cq", errno, NULL);
+			armed = true;
+			continue;
+		}
+		/* Bounded; the CM's fd too: a peer that leaves ends the wait. */
+		ret = rc_wait_cq(&w, ch, fds, 2, v->timeout_ms, &v->log);
+		if (ret == 1) {
+			/* DISCONNECTED (else an error): then a last look. */
+			ret = rc_wait_cm_event(v->cm_ch, RDMA_CM_EVENT_DISCONNECTED, 0, -1,
+					       "waiting for a completion", &v->log, &ev);
+			if (ret)
+				return ret;
+			v->peer_disconnected = true;
+		} else if (ret == 2) {
+			return rc_fail(&v->log, ECANCELED, "cancelled (shutting down)");
+		} else if (ret < 0) {
+			return ret;
+		} else if (ch && ibv_get_cq_event(ch, &cq, &ctx) == 0) {
+			/* Acknowledged: ibv_destroy_cq waits for every event. */
+			ibv_ack_cq_events(cq, 1);
+			armed = false;
 		}
 	}
-	if (ret) /* 2: --help was printed */
-		return ret == 2 ? 1 : ret;
-	ret = rc_opts_server_args(&o->rc, argc, argv, &o->server, err, errlen);
-	if (ret)
-		return ret;
-	if (o->text && have_size)
-		return rc_usage_error(err, errlen, "-m and -s exclude each other");
-	if (!have_size) {
-		if (!o->text)
-			o->text = BASIC_DEFAULT_TEXT;
-		if (strlen(o->text) < 1 || strlen(o->text) > BASIC_MAX_PAYLOAD)
-			return rc_usage_error(err, errlen, "the message must be 1 byte to 1M long");
-		o->size = (uint32_t)strlen(o->text);
-	}
-	return 0;
 }
 
-int basic_parse_server(int argc, char **argv, struct server_opts *o, char *err, size_t errlen)
+void basic_teardown(struct basic_conn *v)
 {
-	static const struct option longopts[] = {
-		RC_LONGOPTS_SERVER,
-		{ "quiet", no_argument, NULL, 'q' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, ret;
-
-	*o = (struct server_opts){ 0 };
-	rc_opts_init(&o->rc, MAX_CLIENTS);
-	while ((ret = rc_getopt(&o->rc, argc, argv, RC_SHORTOPTS_SERVER "q", longopts, server_usage,
-				&c, err, errlen)) == 1) {
-		if (c == 'q')
-			o->quiet = true;
-	}
-	if (ret) /* 2: --help was printed */
-		return ret == 2 ? 1 : ret;
-	if (optind < argc)
-		return rc_usage_error(err, errlen, "unexpected argument '%s'", argv[optind]);
-	return 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-void basic_latency(uint64_t *ns, size_t n, struct basic_lat *out)
-{
-	size_t p99;
-
-	*out = (struct basic_lat){ 0 };
-	if (!n)
-		return;
-	qsort(ns, n, sizeof(*ns), cmp_u64);
-	/* Nearest-rank percentiles: p99 is the sample at rank ceil(0.99 n). */
-	p99 = (n * 99 + 99) / 100;
-	out->min = (double)ns[0] / 1000.0;
-	out->median = (double)(n % 2 ? ns[n / 2] : (ns[n / 2 - 1] + ns[n / 2]) / 2) / 1000.0;
-	out->p99 = (double)ns[p99 - 1] / 1000.0;
-	out->max = (double)ns[n - 1] / 1000.0;
+	if (v->established)
+		rdma_disconnect(v->id); /* a failure midway: still tell the peer */
+	if (v->id && v->id->qp)
+		rdma_destroy_qp(v->id); /* first: then nothing uses the MR */
+	if (v->mr)
+		ibv_dereg_mr(v->mr);
+	if (v->cq)
+		ibv_destroy_cq(v->cq);
+	if (v->comp_ch)
+		ibv_destroy_comp_channel(v->comp_ch);
+	if (v->pd)
+		ibv_dealloc_pd(v->pd);
+	if (v->id)
+		rdma_destroy_id(v->id);
+	if (v->cm_ch)
+		rdma_destroy_event_channel(v->cm_ch);
+	free(v->buf);
 }

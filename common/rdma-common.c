@@ -58,7 +58,11 @@ int rc_fail(struct rc_log *log, int err, const char *fmt, ...)
 
 int rc_fail_call(struct rc_log *log, const char *call, int err, const char *hint)
 {
-	return rc_fail(log, err, "%s: %s; hint: %s", call, strerror(err), hint);
+	hint = hint ? hint : rc_call_hint(call, err);
+	if (hint)
+		return rc_fail(log, err, "%s: %s; hint: %s", call, strerror(err), hint);
+	return rc_fail(log, err, "%s: %s; hint: see `man %.*s`", call, strerror(err),
+		       (int)strcspn(call, "("), call);
 }
 
 uint64_t rc_now_ns(void)
@@ -227,6 +231,33 @@ const char *rc_wc_status_hint(enum ibv_wc_status st)
 		       "may be down";
 	default: return "see ibv_poll_cq(3)";
 	}
+}
+
+const char *rc_call_hint(const char *call, int err)
+{
+	if (!strcmp(call, "rdma_create_event_channel"))
+		return "is the rdma_ucm module loaded (`modprobe rdma_ucm`)?";
+	if (!strcmp(call, "ibv_reg_mr"))
+		return err == ENOMEM || err == EPERM ? "registered memory is locked memory: raise "
+						       "`ulimit -l` (or run as root)"
+						     : "check the access flags";
+	if (!strcmp(call, "ibv_post_send") || !strcmp(call, "ibv_post_recv"))
+		return err == ENOMEM ? "more work requests posted than the queue holds"
+		       : err == EINVAL
+			       ? "a work request exceeds the QP's limits (SGEs, inline size)"
+			       : "is the QP in the error state?";
+	if (!strcmp(call, "rdma_resolve_addr") && (err == ENETUNREACH || err == EHOSTUNREACH))
+		return "no route from here to that address (see `ip route get ADDR`); it must be "
+		       "reachable through the RDMA device's netdev";
+	if (!strcmp(call, "rdma_bind_addr") && err == EADDRINUSE)
+		return "another program listens on that port; try -p 0";
+	if (!strcmp(call, "rdma_bind_addr") || !strcmp(call, "rdma_resolve_addr"))
+		return rc_cm_event_hint(RDMA_CM_EVENT_ADDR_ERROR, 0);
+	if (!strcmp(call, "rdma_resolve_route"))
+		return rc_cm_event_hint(RDMA_CM_EVENT_ROUTE_ERROR, 0);
+	if (!strcmp(call, "ibv_create_cq") || !strcmp(call, "rdma_create_qp"))
+		return "`ibv_devinfo -v` shows the device limits";
+	return NULL;
 }
 
 const char *rc_cm_event_hint(enum rdma_cm_event_type ev, int status)
@@ -553,31 +584,20 @@ void rc_conn_init(struct rc_conn *c, const char *name, bool verbose, int timeout
 
 void rc_format_addr(const struct sockaddr *sa, char *out, size_t len)
 {
-	char ip[INET6_ADDRSTRLEN] = "?";
-	unsigned port = 0;
+	char ip[INET6_ADDRSTRLEN] = "?", port[8] = "0";
 
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *s = (const void *)sa;
-
-		inet_ntop(AF_INET, &s->sin_addr, ip, sizeof(ip));
-		port = ntohs(s->sin_port);
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *s = (const void *)sa;
-
-		inet_ntop(AF_INET6, &s->sin6_addr, ip, sizeof(ip));
-		port = ntohs(s->sin6_port);
-	}
-	snprintf(out, len, "%s port %u", ip, port);
+	getnameinfo(sa,
+		    sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+					      : sizeof(struct sockaddr_in),
+		    ip, sizeof(ip), port, sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV);
+	snprintf(out, len, "%s port %s", ip, port);
 }
 
 int rc_create_cm_channel(struct rc_log *log, struct rdma_event_channel **ch)
 {
 	*ch = rdma_create_event_channel();
 	if (!*ch)
-		return rc_fail(log, errno,
-			       "rdma_create_event_channel: %s; hint: is the rdma_ucm module loaded "
-			       "(`modprobe rdma_ucm`)?",
-			       strerror(errno));
+		return rc_fail_call(log, "rdma_create_event_channel", errno, NULL);
 	/* Non-blocking, so that we only ever wait in poll() with a timeout. */
 	return set_nonblock((*ch)->fd);
 }
@@ -610,12 +630,8 @@ int rc_client_resolve(struct rc_conn *c, const char *host, const char *port)
 	rdma_freeaddrinfo(res);
 	if (ret) {
 		ret = errno;
-		return rc_fail(
-			&c->log, ret, "rdma_resolve_addr(%s): %s; hint: %s", c->peer, strerror(ret),
-			ret == ENETUNREACH || ret == EHOSTUNREACH
-				? "no route from here to that address (see `ip route get ADDR`); "
-				  "it must be reachable through the RDMA device's netdev"
-				: rc_cm_event_hint(RDMA_CM_EVENT_ADDR_ERROR, 0));
+		return rc_fail(&c->log, ret, "rdma_resolve_addr(%s): %s; hint: %s", c->peer,
+			       strerror(ret), rc_call_hint("rdma_resolve_addr", ret));
 	}
 	ret = wait_cm_event(c, RDMA_CM_EVENT_ADDR_RESOLVED, "resolving the address", &info);
 	if (ret)
@@ -623,8 +639,7 @@ int rc_client_resolve(struct rc_conn *c, const char *host, const char *port)
 
 	/* Find the path (for RoCE: the GID and the next hop's MAC). */
 	if (rdma_resolve_route(c->id, c->timeout_ms))
-		return rc_fail(&c->log, errno, "rdma_resolve_route(%s): %s; hint: %s", c->peer,
-			       strerror(errno), rc_cm_event_hint(RDMA_CM_EVENT_ROUTE_ERROR, 0));
+		return rc_fail_call(&c->log, "rdma_resolve_route", errno, NULL);
 	return wait_cm_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED, "resolving the route", &info);
 }
 
@@ -718,11 +733,8 @@ int rc_buf_alloc(struct rc_conn *c, size_t len, int access, struct rc_buf **out)
 		ret = errno;
 		free(b->addr);
 		free(b);
-		return rc_fail(
-			&c->log, ret, "ibv_reg_mr(%zu bytes): %s; hint: %s", len, strerror(ret),
-			ret == ENOMEM || ret == EPERM ? "registered memory is locked memory: raise "
-							"`ulimit -l` (or run as root)"
-						      : "check the access flags");
+		return rc_fail(&c->log, ret, "ibv_reg_mr(%zu bytes): %s; hint: %s", len,
+			       strerror(ret), rc_call_hint("ibv_reg_mr", ret));
 	}
 	b->next = c->bufs;
 	c->bufs = b;
@@ -746,9 +758,7 @@ int rc_post_recv(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len, ui
 	rc_trace(&c->log, "post RECV wr_id=%" PRIu64 " len=%zu", wr_id, len);
 	ret = ibv_post_recv(c->qp, &wr, &bad);
 	if (ret)
-		return rc_fail(&c->log, ret, "ibv_post_recv: %s; hint: %s", strerror(ret),
-			       ret == ENOMEM ? "more receives posted than max_recv_wr"
-					     : "is the QP in the error state?");
+		return rc_fail_call(&c->log, "ibv_post_recv", ret, NULL);
 	return 0;
 }
 
@@ -786,10 +796,7 @@ int rc_post_send_list(struct rc_conn *c, struct ibv_send_wr *first)
 	if (ret)
 		return rc_fail(&c->log, ret, "ibv_post_send(%s wr_id %" PRIu64 "): %s; hint: %s",
 			       bad ? wr_opcode_str(bad->opcode) : "?", bad ? bad->wr_id : 0,
-			       strerror(ret),
-			       ret == ENOMEM   ? "more WRs outstanding than max_send_wr"
-			       : ret == EINVAL ? "a WR exceeds the QP's limits (SGEs, inline size)"
-					       : "is the QP in the error state?");
+			       strerror(ret), rc_call_hint("ibv_post_send", ret));
 	return 0;
 }
 
@@ -829,27 +836,7 @@ int rc_post_send(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len, ui
 	return rc_post_rdma(c, IBV_WR_SEND, b, off, len, 0, 0, 0, wr_id, signaled);
 }
 
-/*
- * What the transport does when packets are lost, and when it gives up. We
- * choose all three values: the defaults are slow (rdma_cm's ACK timeout on
- * RoCE is 2^19 x 4.096 us = 2.1 s on Linux 6.1) or unbounded (Soft-RoCE
- * treats a retry_count of 7 like rnr_retry 7: retry forever).
- *
- * retry_count 6: how often the NIC resends what the peer did not
- * acknowledge before the WR fails with IBV_WC_RETRY_EXC_ERR. The counter
- * starts afresh whenever an ACK arrives, so only a peer that stays silent
- * for (6 + 1) x the ACK timeout fails the QP; random loss never does.
- *
- * rnr_retry_count 6: how often a SEND that found no receive posted is
- * resent. 7 would mean "forever", turning a missing receive into a hang;
- * our protocols post receives ahead of time, so RNR means a bug or a
- * stuck peer, and RNR_RETRY_EXC_ERR should say so.
- *
- * Who sets what (the IB CM, also for RoCE: Linux drivers/infiniband/core/
- * cm.c): the server's QP takes both counts from the client's connect
- * request, and the client's QP the server's rnr_retry_count from the
- * reply. The retry_count given to rdma_accept is not used at all.
- */
+/* The retry counts: rdma-common.h explains them. */
 static void fill_conn_param(struct rdma_conn_param *p, const void *priv, uint8_t priv_len,
 			    uint8_t initiator_depth, uint8_t responder_resources)
 {
@@ -862,41 +849,28 @@ static void fill_conn_param(struct rdma_conn_param *p, const void *priv, uint8_t
 	p->rnr_retry_count = RC_RNR_RETRY_COUNT;
 }
 
-/*
- * The local ACK timeout, set before connecting or accepting (rdma_cm
- * applies it when it moves the QP to RTS): after 4.096 us x 2^16 = 268 ms
- * without an ACK the NIC resends what is outstanding. The default (2^19 =
- * 2.1 s on Linux 6.1) stalled our transfers past their 10 s waits at 0.5%
- * loss between two Soft-RoCE VMs; 2^14 (67 ms) failed healthy connections
- * between the same busy, emulated VMs with RETRY_EXC_ERR. A silent peer is
- * given up after (RC_RETRY_COUNT + 1) x 268 ms = ~1.9 s, inside --timeout.
- * On a real, lossless fabric 2^14..2^16 are common; raise it (2^18 = 1.1 s,
- * ~7.5 s in all) where outages of seconds must be ridden out. README.md,
- * "The transport's retries", has the measurements.
- */
+/* The local ACK timeout (rdma-common.h explains the value): rdma_cm
+ * applies it when it moves the QP to RTS. */
 static int set_ack_timeout(struct rc_conn *c)
 {
 	uint8_t t = RC_ACK_TIMEOUT;
 
 	if (rdma_set_option(c->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t)))
-		return rc_fail(&c->log, errno, "rdma_set_option(ACK_TIMEOUT %u): %s", t,
-			       strerror(errno));
+		return rc_fail_call(&c->log, "rdma_set_option(ACK_TIMEOUT)", errno, NULL);
 	return 0;
 }
 
-/* -v: the retry settings the QP really got (the CM sets them when it
- * moves the QP to RTR and RTS). */
-static void trace_retry(const struct rc_conn *c)
+void rc_trace_retry(const struct rc_log *log, struct ibv_qp *qp)
 {
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr a;
 
-	if (!c->log.verbose || !c->qp ||
-	    ibv_query_qp(c->qp, &a, IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY, &init))
+	if (!log->verbose || !qp ||
+	    ibv_query_qp(qp, &a, IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY, &init))
 		return;
-	rc_trace(&c->log, "QP %u: ack timeout %u (%.0f ms), retry_cnt %u, rnr_retry %u",
-		 c->qp->qp_num, a.timeout, (double)(1ull << (a.timeout & 31)) * 4.096e-3,
-		 a.retry_cnt, a.rnr_retry);
+	rc_trace(log, "QP %u: ack timeout %u (%.0f ms), retry_cnt %u, rnr_retry %u", qp->qp_num,
+		 a.timeout, (double)(1ull << (a.timeout & 31)) * 4.096e-3, a.retry_cnt,
+		 a.rnr_retry);
 }
 
 /* rdma_connect (client) or rdma_accept (server), then wait for ESTABLISHED. */
@@ -918,7 +892,7 @@ static int establish(struct rc_conn *c, bool client, const void *priv, uint8_t p
 	ret = wait_cm_event(c, RDMA_CM_EVENT_ESTABLISHED, client ? "connecting" : "accepting",
 			    &info);
 	if (!ret)
-		trace_retry(c);
+		rc_trace_retry(&c->log, c->qp);
 	return ret;
 }
 

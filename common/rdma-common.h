@@ -36,9 +36,39 @@
 
 #define RC_ERR_LEN 512
 
-/* The transport's retries (rdma-common.c explains the choice): resend
- * after 4.096 us x 2^RC_ACK_TIMEOUT = 268 ms without an ACK, give up after
- * RC_RETRY_COUNT resends in a row (~1.9 s). All finite. */
+/*
+ * The transport's retries: what it does when packets are lost, and when it
+ * gives up. We choose all three values: the defaults are slow (rdma_cm's
+ * ACK timeout on RoCE is 2^19 x 4.096 us = 2.1 s on Linux 6.1) or
+ * unbounded (Soft-RoCE treats a retry_count of 7 like rnr_retry 7: retry
+ * forever).
+ *
+ * retry_count 6: how often the NIC resends what the peer did not
+ * acknowledge before the WR fails with IBV_WC_RETRY_EXC_ERR. The counter
+ * starts afresh whenever an ACK arrives, so only a peer that stays silent
+ * for (6 + 1) x the ACK timeout fails the QP; random loss never does.
+ *
+ * rnr_retry_count 6: how often a SEND that found no receive posted is
+ * resent. 7 would mean "forever", turning a missing receive into a hang;
+ * our protocols post receives ahead of time, so RNR means a bug or a
+ * stuck peer, and RNR_RETRY_EXC_ERR should say so.
+ *
+ * Who sets what (the IB CM, also for RoCE: Linux drivers/infiniband/core/
+ * cm.c): the server's QP takes both counts from the client's connect
+ * request, and the client's QP the server's rnr_retry_count from the
+ * reply. The retry_count given to rdma_accept is not used at all.
+ *
+ * The local ACK timeout, set before connecting or accepting (rdma_cm
+ * applies it when it moves the QP to RTS): after 4.096 us x 2^16 = 268 ms
+ * without an ACK the NIC resends what is outstanding. The default (2^19 =
+ * 2.1 s on Linux 6.1) stalled our transfers past their 10 s waits at 0.5%
+ * loss between two Soft-RoCE VMs; 2^14 (67 ms) failed healthy connections
+ * between the same busy, emulated VMs with RETRY_EXC_ERR. A silent peer is
+ * given up after (RC_RETRY_COUNT + 1) x 268 ms = ~1.9 s, inside --timeout.
+ * On a real, lossless fabric 2^14..2^16 are common; raise it (2^18 = 1.1 s,
+ * ~7.5 s in all) where outages of seconds must be ridden out. README.md,
+ * "The transport's retries", has the measurements.
+ */
 #define RC_ACK_TIMEOUT	   16
 #define RC_RETRY_COUNT	   6
 #define RC_RNR_RETRY_COUNT 6
@@ -59,7 +89,8 @@ void rc_trace(const struct rc_log *log, const char *fmt, ...) __attribute__((for
 /* Store a message in log->err and return -err (err is a positive errno). */
 int rc_fail(struct rc_log *log, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* The same for a failed library call: "CALL: strerror(err); hint: HINT". */
+/* The same for a failed library call: "CALL: strerror(err); hint: HINT".
+ * hint NULL: rc_call_hint's, or "see `man CALL`". */
 int rc_fail_call(struct rc_log *log, const char *call, int err, const char *hint);
 
 /* Micro- and nanoseconds on a monotonic clock. */
@@ -314,10 +345,15 @@ int rc_disconnect(struct rc_conn *c);
  * Safe on a partly set up connection and safe to call twice. */
 void rc_conn_destroy(struct rc_conn *c);
 
+/* -v: the retry settings the CM gave qp on its way to RTS. */
+void rc_trace_retry(const struct rc_log *log, struct ibv_qp *qp);
+
 /* Names for traces and messages. */
 const char *rc_wc_opcode_str(enum ibv_wc_opcode op);
 const char *rc_wc_status_hint(enum ibv_wc_status st);
 const char *rc_cm_event_hint(enum rdma_cm_event_type ev, int status);
+/* What to check first when CALL failed with err, or NULL: none known. */
+const char *rc_call_hint(const char *call, int err);
 
 /* ------------------------------------------------------------------ */
 /* Lower-level pieces, for a listener and its own event loop.          */

@@ -8,6 +8,7 @@
 
 #include "fuzz.h"
 #include "basic.h"
+#include "rc-report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -33,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	/* Quoting: always terminated, within bounds, printable only. */
-	basic_quote(q, sizeof(q), data, (uint32_t)size, size % 100);
+	rc_quote(q, sizeof(q), data, (uint32_t)size, size % 100);
 	CHECK(memchr(q, '\0', sizeof(q)) != NULL);
 	for (i = 0; q[i]; i++)
 		CHECK(q[i] >= 0x20 && q[i] < 0x7f);

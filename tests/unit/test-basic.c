@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "basic.h"
+#include "rc-report.h"
 
 #define ARGV(...) ((char *[]){ "prog", __VA_ARGS__, NULL })
 #define ARGC(...) ((int)(sizeof((char *[]){ "prog", __VA_ARGS__ }) / sizeof(char *)))
@@ -87,14 +88,14 @@ static void quote_escapes_and_truncates(void **state)
 	char out[64];
 
 	(void)state;
-	basic_quote(out, sizeof(out), (const uint8_t *)"Hi", 2, 64);
+	rc_quote(out, sizeof(out), (const uint8_t *)"Hi", 2, 64);
 	assert_string_equal(out, "Hi");
-	basic_quote(out, sizeof(out), (const uint8_t *)"a\nb\x1b'\\", 6, 64);
+	rc_quote(out, sizeof(out), (const uint8_t *)"a\nb\x1b'\\", 6, 64);
 	assert_string_equal(out, "a\\x0ab\\x1b\\x27\\x5c");
-	basic_quote(out, sizeof(out), (const uint8_t *)"abcdef", 6, 3);
+	rc_quote(out, sizeof(out), (const uint8_t *)"abcdef", 6, 3);
 	assert_string_equal(out, "abc...");
 	/* A tiny output buffer is never overrun. */
-	basic_quote(out, 8, (const uint8_t *)"\x01\x02\x03\x04", 4, 64);
+	rc_quote(out, 8, (const uint8_t *)"\x01\x02\x03\x04", 4, 64);
 	assert_true(strlen(out) < 8);
 }
 
@@ -243,20 +244,20 @@ static void server_options(void **state)
 static void latency_percentiles(void **state)
 {
 	uint64_t ns[100];
-	struct basic_lat l;
+	struct rc_lat_sum l;
 	int i;
 
 	(void)state;
 	/* 1..100 us, shuffled by a stride: nearest-rank p99 = 99 us. */
 	for (i = 0; i < 100; i++)
 		ns[(i * 37) % 100] = (uint64_t)(i + 1) * 1000;
-	basic_latency(ns, 100, &l);
+	rc_lat_summary(ns, 100, &l);
 	assert_true(l.min == 1.0);
 	assert_true(l.median == 50.5);
 	assert_true(l.p99 == 99.0);
 	assert_true(l.max == 100.0);
 	ns[0] = 7000;
-	basic_latency(ns, 1, &l);
+	rc_lat_summary(ns, 1, &l);
 	assert_true(l.min == 7.0 && l.median == 7.0 && l.p99 == 7.0 && l.max == 7.0);
 }
 

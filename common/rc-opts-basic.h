@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rc-opts-basic.h - the command line of 01_basic-client-server. Option
+ * parsing is what 01 takes from common/ (with the wire header, the hints
+ * and the bounded waits), so that its own files hold the RDMA lesson.
+ */
+#ifndef RC_OPTS_BASIC_H
+#define RC_OPTS_BASIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rc-opts.h"
+
+#define BASIC_MAX_PAYLOAD  (1u << 20) /* what a server agrees to receive */
+#define BASIC_DEFAULT_TEXT "Hello RDMA"
+/* Each round trip keeps an 8-byte latency sample: 10M messages = 80 MB. */
+#define BASIC_MAX_COUNT 10000000u
+
+/* Options. parse_*: 0 ok, 1 --help was printed, -EINVAL with err set. */
+struct client_opts {
+	struct rc_opts rc; /* -p, --timeout, --poll, -v */
+	const char *server;
+	const char *text; /* NULL when -s is used */
+	uint32_t size;	  /* payload bytes */
+	uint64_t count;
+	bool json; /* --json: one JSON object on stdout instead of the lines */
+};
+
+struct server_opts {
+	struct rc_opts rc; /* -p, -b, --once, --max-clients, --timeout, --poll, -v */
+	bool quiet;	   /* -q: no line per message */
+};
+
+int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, size_t errlen);
+int basic_parse_server(int argc, char **argv, struct server_opts *o, char *err, size_t errlen);
+
+#endif /* RC_OPTS_BASIC_H */
