@@ -7,7 +7,8 @@
 # `bash /run/rdma-env/guest.sh` (a copy of this file) as PID 1.
 #
 # Protocol with the host, all files in /run/rdma-env:
-#   in:  job.sh      sourced: VM_ROLE VM_ADDR VM_NETDEV VM_RDMA_DEV, JOB_CWD JOB_ARGV JOB_ENV (bash arrays);
+#   in:  job.sh      sourced: VM_ROLE VM_ADDR VM_NETDEV VM_RDMA_DEV, VM_KERNEL (the version booted) and
+#                    VM_MODULES (its modules directory on the host), JOB_CWD JOB_ARGV JOB_ENV (bash arrays);
 #                    for one node of a pair (rdma-env -n 2) also VM_NODES=2 VM_NODE VM_PEER VM_SYNC
 #   out: setup.log   output of the setup steps below (shown by the host only if something fails)
 #        ready       guest uptime when the RDMA port became ACTIVE (boot time, for the progress line)
@@ -52,8 +53,15 @@ ln -sfn /proc/self/fd/0 /dev/stdin; ln -sfn /proc/self/fd/1 /dev/stdout; ln -sfn
 hostname "rdma-env-$VM_ROLE"
 log "stage 2 started"
 
-# Modules come from the host's /lib/modules through the overlay: the kernel is the host's installed
-# Debian kernel, so versions match. sch_netem is optional (loss injection in later two-node tests).
+# Modules come from the host through the overlay: for the host's installed kernel that is its
+# /lib/modules; for a kernel rdma-env fetched into its cache, that cache directory (read-only through
+# the host-root share) is bind-mounted onto /lib/modules/VERSION first, where modprobe looks.
+# sch_netem is optional for one node (loss injection in the two-node tests).
+[ "$(uname -r)" = "$VM_KERNEL" ] || setup_failed "booted kernel $(uname -r), expected $VM_KERNEL"
+if [ "$VM_MODULES" != "/lib/modules/$VM_KERNEL" ]; then
+    { mkdir -p "/lib/modules/$VM_KERNEL" && mount --bind "$VM_MODULES" "/lib/modules/$VM_KERNEL"; } \
+        || setup_failed "cannot bind-mount $VM_MODULES onto /lib/modules/$VM_KERNEL"
+fi
 for m in virtio_net rdma_rxe rdma_ucm ib_uverbs; do
     modprobe "$m" || setup_failed "modprobe $m failed"
 done
