@@ -51,7 +51,7 @@ BINS := $(foreach e,$(EXAMPLES),$(e)/rdma-server $(e)/rdma-client)
 SRCS := $(wildcard common/*.[ch] $(addsuffix /*.[ch],$(EXAMPLES)) tests/unit/*.c tests/fuzz/*.[ch] \
 		tests/hostile/*.c)
 
-.PHONY: all $(EX01) $(EX02) $(EX03) unit hostile fuzz fuzz-build clean test demo transcript check-env format check-format FORCE
+.PHONY: all $(EX01) $(EX02) $(EX03) unit hostile fuzz fuzz-build clean test test-kernels demo transcript check-env format check-format FORCE
 all: $(BINS)
 
 $(EX01): $(EX01)/rdma-server $(EX01)/rdma-client
@@ -173,6 +173,15 @@ test:
 	tools/deps base test
 	$(MAKE) all unit hostile fuzz-build
 	FUZZ_TARGETS="$(FUZZ_TARGETS)" tests/run
+
+# The end-to-end stages on each of Debian's kernels 6.1, 6.12 and 7.x that
+# `make test` (the host's default kernel) did not cover, fetching them if
+# needed (tools/rdma-env --kernel, docs/kernels.md). TEST_KERNELS="6.12 7"
+# chooses the kernels.
+test-kernels:
+	tools/deps base test vm
+	$(MAKE) all hostile
+	tests/run-kernels
 
 demo:
 	tools/deps base

@@ -179,6 +179,8 @@ run_tests() {
 		fi
 		REASON=""
 		start=$SECONDS
+		# Where a run that hangs was (tools/rdma-env's watchdog names it).
+		echo "-- ${t#t_}"
 		"$t"
 		r=$?
 		cleanup_test

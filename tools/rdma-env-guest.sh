@@ -15,6 +15,9 @@
 #        output.log  COMMAND's stdout+stderr; the host streams it live (tail -f)
 #        rc          COMMAND's exit status; its absence tells the host the run failed
 #        setup-failed  one-line reason, if the environment could not be set up
+#        heartbeat   "N UPTIME", rewritten every VM_HEARTBEAT seconds by a background loop (pid in
+#                    heartbeat.pid): the host's watchdog stops a guest that neither writes it nor
+#                    prints anything for too long (a hung or livelocked kernel)
 #        command-started  (pair) COMMAND has started: both nodes passed the barrier
 # A node of a pair also mounts the run's sync share (9p tag rdmasync) at $VM_SYNC, for COMMAND
 # (RDMA_SYNC_DIR) and for the start barrier: each node pings its peer, then writes
@@ -52,6 +55,19 @@ ln -sfn /proc/self/fd /dev/fd
 ln -sfn /proc/self/fd/0 /dev/stdin; ln -sfn /proc/self/fd/1 /dev/stdout; ln -sfn /proc/self/fd/2 /dev/stderr
 hostname "rdma-env-$VM_ROLE"
 log "stage 2 started"
+
+# The heartbeat: written whole (mv), so the host never reads half a line.
+heartbeat() {
+    local n=0 up
+    while :; do
+        n=$((n + 1))
+        read -r up _ < /proc/uptime
+        echo "$n $up" > "$W/heartbeat.tmp" && mv -f "$W/heartbeat.tmp" "$W/heartbeat"
+        sleep "${VM_HEARTBEAT:-10}"
+    done
+}
+heartbeat </dev/null >/dev/null 2>&1 &
+echo $! > "$W/heartbeat.pid"
 
 # Modules come from the host through the overlay: for the host's installed kernel that is its
 # /lib/modules; for a kernel rdma-env fetched into its cache, that cache directory (read-only through
