@@ -5,6 +5,10 @@
 # On a machine without RDMA each rdma-env call boots a Soft-RoCE VM (some seconds to a minute each under
 # TCG, depending on load). Every call is bounded by an outer timeout, so the test always ends.
 # The two-node checks (-n 2) also need the 01 programs, which they build (make 01_basic-client-server).
+#
+#   tools/test-rdma-env.sh            every check
+#   tools/test-rdma-env.sh kernels    only those of --kernel and of the watchdog (they fetch 6.12 and 7
+#                                     into rdma-env's cache if they are not there)
 set -u
 
 TOOLS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -33,6 +37,93 @@ trap 'rm -rf "$scratch"' EXIT
 # The command's directory: under /tmp (as in CI), with a space and a comma (qemu option quoting).
 cwd="$scratch/cwd, with space"
 mkdir -p "$cwd" "$scratch/tmp-a" "$scratch/tmp-d" "$scratch/tmp-t"
+
+# ---------------------------------------------------------------------------------------------------
+# --kernel (6.12 and 7: fetched into the cache, booted, their modules used) and the watchdog.
+
+kernel_checks() {
+    local k kv rc out took start
+    out=$("$RDMA_ENV" --list-kernels 2>/dev/null)
+    rc=$?
+    check "--list-kernels exits 0 (got $rc)" [ "$rc" = 0 ]
+    for k in host 6.1 6.12 7; do
+        check "--list-kernels maps --kernel $k to a version" \
+            grep -Eq -- "^--kernel $k +-> [0-9][^ ]* \(" <<<"$out"
+    done
+    timeout 30 "$RDMA_ENV" -q --kernel 5.10 -- true > "$scratch/k0.out" 2>&1
+    rc=$?
+    check "--kernel 5.10 (not a kernel rdma-env knows) is refused (125, got $rc)" [ "$rc" = 125 ]
+    timeout 30 "$RDMA_ENV" -q -m device --kernel 7 -- true > "$scratch/k1.out" 2>&1
+    rc=$?
+    check "-m device --kernel 7 is refused as bad usage (125, got $rc)" [ "$rc" = 125 ]
+
+    for k in 6.12 7; do
+        kv=$("$RDMA_ENV" -q --resolve-kernel "$k" 2> "$scratch/k-$k.err")
+        check "--resolve-kernel $k names a $k kernel (${kv:-none}), fetching it if needed" \
+            grep -Eq "^${k//./\\.}\.[0-9]" <<<"$kv"
+        # shellcheck disable=SC2016  # expanded inside
+        timeout $LIMIT "$RDMA_ENV" -q --kernel "$k" -- sh -c '
+            uname -r; modinfo -n rdma_rxe; ibv_devinfo -d "$RDMA_DEV"' > "$scratch/k-$k.out" 2>&1
+        rc=$?
+        check "--kernel $k: the VM boots and COMMAND exits 0 (got $rc)" [ "$rc" = 0 ]
+        check "... uname -r in the VM is $kv" grep -qxF -- "$kv" "$scratch/k-$k.out"
+        check "... rdma_rxe comes from /lib/modules/$kv" grep -q "^/lib/modules/$kv/.*rdma_rxe" "$scratch/k-$k.out"
+        check "... rxe port ACTIVE" grep -q PORT_ACTIVE "$scratch/k-$k.out"
+        if ! grep -qxF -- "$kv" <("$RDMA_ENV" -q --list-kernels 2>/dev/null | awk '$1 == "installed" { print $2 }'); then
+            check "... and the host's /lib/modules and /boot have no $kv (it stays in the cache)" \
+                [ ! -e "/lib/modules/$kv" ] -a ! -e "/boot/vmlinuz-$kv"
+        fi
+    done
+
+    # The watchdog: the guest stops its heartbeat loop and prints nothing more: rdma-env must give up
+    # after RDMA_ENV_WATCHDOG seconds (20 here), long before -t, naming the kernel and the test.
+    mkdir -p "$scratch/tmp-w" "$scratch/tmp-w2"
+    start=$SECONDS
+    # shellcheck disable=SC2016  # expanded inside
+    TMPDIR=$scratch/tmp-w RDMA_ENV_WATCHDOG=20 timeout $LIMIT "$RDMA_ENV" --kernel 7 -t 250 -- sh -c '
+        echo "== tests/e2e/00-fake.sh"; echo "ok - first_test (0s)"; echo "-- stuck_test"
+        kill -STOP "$(cat /run/rdma-env/heartbeat.pid)"; sleep 1000' > "$scratch/w.out" 2> "$scratch/w.err"
+    rc=$? took=$((SECONDS - start))
+    kv=$("$RDMA_ENV" -q --resolve-kernel 7 2>/dev/null)
+    check "watchdog: a guest with no heartbeat and no output is stopped: exit 124 (got $rc)" [ "$rc" = 124 ]
+    check "... after about 20 s of silence, not -t 250 (took $took s, boot included)" [ "$took" -le 120 ]
+    check "... the message names the watchdog, the kernel ($kv) and the test" \
+        grep -q "watchdog: the VM on kernel $kv .*00-fake.sh, test stuck_test was running" "$scratch/w.err"
+    check "... and leaves no qemu process behind" no_qemu_left "$scratch/tmp-w"
+    # A guest that is alive (heartbeat) but silent for longer than the watchdog's limit is left alone.
+    TMPDIR=$scratch/tmp-w RDMA_ENV_WATCHDOG=20 timeout $LIMIT "$RDMA_ENV" -q -t 250 -- \
+        sh -c 'sleep 45; echo quiet-but-alive' > "$scratch/w1.out" 2>&1
+    rc=$?
+    check "watchdog: a silent guest with a heartbeat runs on (45 s, limit 20 s): exit 0 (got $rc)" [ "$rc" = 0 ]
+    check "... and finishes its command" grep -qx quiet-but-alive "$scratch/w1.out"
+    # Two nodes: node 2 stalls; both VMs go, the message names node 2 and what node 1 was doing.
+    start=$SECONDS
+    # shellcheck disable=SC2016  # expanded inside
+    TMPDIR=$scratch/tmp-w2 RDMA_ENV_WATCHDOG=20 timeout $LIMIT "$RDMA_ENV" -n 2 -t 250 -- sh -c '
+        echo "== tests/e2e2/00-fake.sh"; echo "-- pair_test"
+        [ "$RDMA_NODE" = 2 ] && kill -STOP "$(cat /run/rdma-env/heartbeat.pid)"; sleep 1000' \
+        > "$scratch/w2.out" 2> "$scratch/w2.err"
+    rc=$? took=$((SECONDS - start))
+    check "watchdog, -n 2: node 2 stalls: exit 124 (got $rc) in $took s" [ "$rc" = 124 ] -a "$took" -le 150
+    check "... the message names node2 and its test" \
+        grep -q "node2: watchdog: the VM on kernel .*test pair_test was running" "$scratch/w2.err"
+    check "... and says what node1 was doing" grep -q "node1 (stopped with it): .*pair_test" "$scratch/w2.err"
+    check "... and leaves no qemu process behind" no_qemu_left "$scratch/tmp-w2"
+}
+
+summary() {
+    if [ "$failed" -gt 0 ]; then
+        for f in "$scratch"/*.out "$scratch"/*.err; do echo "---- ${f##*/}:"; tail -n 40 "$f"; done >&2
+    fi
+    echo "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+}
+
+if [ "${1:-}" = kernels ]; then
+    kernel_checks
+    summary
+    exit
+fi
 
 # (e) dependencies
 check "tools/deps base vm exits 0 (all packages installed)" "$TOOLS/deps" base vm
@@ -246,8 +337,5 @@ rc=$?
 check "-n 2: SIGTERM makes rdma-env exit 143 (got $rc)" [ "$rc" = 143 ]
 check "... and leaves no qemu process behind" no_qemu_left "$scratch/tmp-ps"
 
-if [ "$failed" -gt 0 ]; then
-    for f in "$scratch"/*.out "$scratch"/*.err; do echo "---- ${f##*/}:"; tail -n 40 "$f"; done >&2
-fi
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+kernel_checks
+summary
