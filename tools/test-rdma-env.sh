@@ -71,7 +71,7 @@ kernel_checks() {
         check "... rxe port ACTIVE" grep -q PORT_ACTIVE "$scratch/k-$k.out"
         if ! grep -qxF -- "$kv" <("$RDMA_ENV" -q --list-kernels 2>/dev/null | awk '$1 == "installed" { print $2 }'); then
             check "... and the host's /lib/modules and /boot have no $kv (it stays in the cache)" \
-                [ ! -e "/lib/modules/$kv" ] -a ! -e "/boot/vmlinuz-$kv"
+                test ! -e "/lib/modules/$kv" -a ! -e "/boot/vmlinuz-$kv"
         fi
     done
 
@@ -104,7 +104,7 @@ kernel_checks() {
         [ "$RDMA_NODE" = 2 ] && kill -STOP "$(cat /run/rdma-env/heartbeat.pid)"; sleep 1000' \
         > "$scratch/w2.out" 2> "$scratch/w2.err"
     rc=$? took=$((SECONDS - start))
-    check "watchdog, -n 2: node 2 stalls: exit 124 (got $rc) in $took s" [ "$rc" = 124 ] -a "$took" -le 150
+    check "watchdog, -n 2: node 2 stalls: exit 124 (got $rc) in $took s" test "$rc" = 124 -a "$took" -le 150
     check "... the message names node2 and its test" \
         grep -q "node2: watchdog: the VM on kernel .*test pair_test was running" "$scratch/w2.err"
     check "... and says what node1 was doing" grep -q "node1 (stopped with it): .*pair_test" "$scratch/w2.err"
