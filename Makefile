@@ -13,6 +13,9 @@ RDMACM_INC  = /usr/include
 RDMACM_LIB  = $(LIBDIR)
 CMOCKA_INC  = /usr/include
 CMOCKA_LIB  = $(LIBDIR)
+# libsodium (03's --secret): HMAC-SHA512-256 and a constant-time compare.
+SODIUM_INC  = /usr/include
+SODIUM_LIB  = $(LIBDIR)
 
 CC       ?= gcc
 OPTFLAGS  = -O2 -g
@@ -46,10 +49,12 @@ UNIT_BINS := $(B)/tests/test-common $(B)/tests/test-basic
 UNIT_BINS += $(B)/tests/test-rw
 UNIT_BINS += $(B)/tests/test-xfer
 UNIT_BINS += $(B)/tests/test-rdma-alone
+UNIT_BINS += $(B)/tests/test-allow
+UNIT_BINS += $(B)/tests/test-auth
 
 BINS := $(foreach e,$(EXAMPLES),$(e)/rdma-server $(e)/rdma-client)
 SRCS := $(wildcard common/*.[ch] $(addsuffix /*.[ch],$(EXAMPLES)) tests/unit/*.c tests/fuzz/*.[ch] \
-		tests/hostile/*.c)
+		tests/hostile/*.[ch])
 
 .PHONY: all $(EX01) $(EX02) $(EX03) unit hostile fuzz fuzz-build clean test test-kernels demo transcript check-env format check-format FORCE
 all: $(BINS)
@@ -72,9 +77,10 @@ $(B)/.flags: FORCE
 		echo '$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(LDLIBS)' > $@
 
 # common/: rdma-common.o is RDMA only (what a service copies); the others
-# are the collection's command line, server loop and --json output.
+# are the collection's command line, server loop and --json output, and
+# the servers' --allow list.
 RDMA_O   := $(B)/common/rdma-common.o
-OPTS_O   := $(B)/common/rc-opts.o
+OPTS_O   := $(B)/common/rc-opts.o $(B)/common/rc-allow.o
 SERVER_O := $(B)/common/rc-server.o
 JSON_O   := $(B)/common/rc-json.o
 REPORT_O := $(B)/common/rc-report.o
@@ -97,16 +103,19 @@ $(EX02)/rdma-server: $(B)/$(EX02)/server.o $(B)/$(EX02)/rw.o $(COMMON_O)
 $(EX02)/rdma-client: $(B)/$(EX02)/client.o $(B)/$(EX02)/rw.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# 03: xfer.c holds what its client and server share; XXH3 from libxxhash.
-$(B)/$(EX03)/%.o: CPPFLAGS += -I$(XXHASH_INC)
-$(EX03)/rdma-server: $(B)/$(EX03)/server.o $(B)/$(EX03)/xfer.o $(COMMON_O)
-	$(CC) $(LDFLAGS) -L$(XXHASH_LIB) -o $@ $^ -lxxhash $(LDLIBS)
-$(EX03)/rdma-client: $(B)/$(EX03)/client.o $(B)/$(EX03)/xfer.o $(COMMON_O)
-	$(CC) $(LDFLAGS) -L$(XXHASH_LIB) -o $@ $^ -lxxhash $(LDLIBS)
+# 03: xfer.c holds what its client and server share; XXH3 from libxxhash;
+# auth.c the --secret proof, with libsodium.
+$(B)/$(EX03)/%.o: CPPFLAGS += -I$(XXHASH_INC) -I$(SODIUM_INC)
+X03_LIBS := -L$(XXHASH_LIB) -L$(SODIUM_LIB) -lxxhash -lsodium
+$(EX03)/rdma-server: $(B)/$(EX03)/server.o $(B)/$(EX03)/xfer.o $(B)/$(EX03)/auth.o $(COMMON_O)
+	$(CC) $(LDFLAGS) -o $@ $^ $(X03_LIBS) $(LDLIBS)
+$(EX03)/rdma-client: $(B)/$(EX03)/client.o $(B)/$(EX03)/xfer.o $(B)/$(EX03)/auth.o $(COMMON_O)
+	$(CC) $(LDFLAGS) -o $@ $^ $(X03_LIBS) $(LDLIBS)
 
 # Unit tests (cmocka): no RDMA device needed.
 unit: $(UNIT_BINS)
-$(B)/tests/%.o: CPPFLAGS += -I$(CMOCKA_INC) -I$(EX01) -I$(EX02) -I$(EX03) -I$(XXHASH_INC)
+$(B)/tests/%.o: CPPFLAGS += -I$(CMOCKA_INC) -I$(EX01) -I$(EX02) -I$(EX03) -I$(XXHASH_INC) \
+			    -I$(SODIUM_INC)
 $(B)/tests/test-common: $(B)/tests/unit/test-common.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
 # rdma-common.c alone, no other common/ file: it must stay RDMA only.
@@ -118,17 +127,22 @@ $(B)/tests/test-rw: $(B)/tests/unit/test-rw.o $(B)/$(EX02)/rw.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
 $(B)/tests/test-xfer: $(B)/tests/unit/test-xfer.o $(B)/$(EX03)/xfer.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -L$(XXHASH_LIB) -o $@ $^ -lcmocka -lxxhash $(LDLIBS)
+$(B)/tests/test-auth: $(B)/tests/unit/test-auth.o $(B)/$(EX03)/auth.o $(B)/$(EX03)/xfer.o \
+		      $(COMMON_O)
+	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(X03_LIBS) $(LDLIBS)
+$(B)/tests/test-allow: $(B)/tests/unit/test-allow.o $(COMMON_O)
+	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
 
 # The hostile test client (tests/e2e/06-hostile.sh): breaks the protocols of
 # 01, 02 and 03 on purpose, so it links all three examples' message code.
 HOSTILE := $(B)/tests/hostile
 hostile: $(HOSTILE)
-$(B)/tests/hostile.o: tests/hostile/hostile.c $(B)/.flags
+$(B)/tests/hostile.o $(B)/tests/hostile-security.o: $(B)/tests/%.o: tests/hostile/%.c $(B)/.flags
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
-$(HOSTILE): $(B)/tests/hostile.o $(B)/$(EX01)/basic.o $(B)/$(EX02)/rw.o $(B)/$(EX03)/xfer.o \
-	    $(COMMON_O)
-	$(CC) $(LDFLAGS) -L$(XXHASH_LIB) -o $@ $^ -lxxhash $(LDLIBS)
+$(HOSTILE): $(B)/tests/hostile.o $(B)/tests/hostile-security.o $(B)/$(EX01)/basic.o \
+	    $(B)/$(EX02)/rw.o $(B)/$(EX03)/xfer.o $(B)/$(EX03)/auth.o $(COMMON_O)
+	$(CC) $(LDFLAGS) -o $@ $^ $(X03_LIBS) $(LDLIBS)
 
 # Fuzzing the wire decoders with libFuzzer (clang). `make fuzz` runs each
 # target for FUZZ_SECONDS on its committed seed corpus (tests/fuzz/corpus/);

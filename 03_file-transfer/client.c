@@ -48,6 +48,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "xfer.h"
 #include "rc-json.h"
 
@@ -77,7 +78,10 @@ struct client {
 	char qname[400];   /* the remote name, quoted */
 	char qlocal[400];  /* the local name, quoted */
 	struct progress prog;
-	uint64_t t0_ns, t1_ns; /* REQUEST sent, file committed */
+	uint64_t t0_ns, t1_ns;	       /* REQUEST sent, file committed */
+	struct xfer_hello hello;       /* what we connected with: the proof covers it */
+	uint8_t nonce[XFER_NONCE_LEN]; /* from the server's CHALLENGE */
+	struct xfer_secret secret;     /* --secret */
 };
 
 /* ------------------------------------------------------------------ */
@@ -319,14 +323,26 @@ static int setup(struct client *cl, bool *usage)
 
 static int connect_server(struct client *cl)
 {
-	struct xfer_hello h = { .op = (uint8_t)cl->opt.op,
-				.depth = cl->opt.depth,
-				.chunk = cl->opt.chunk };
 	uint8_t priv[XFER_HELLO_LEN];
+	char why[RC_ERR_LEN];
+	int ret;
 
+	cl->hello = (struct xfer_hello){ .op = (uint8_t)cl->opt.op,
+					 .version = XFER_PROTO_VERSION,
+					 .depth = cl->opt.depth,
+					 .chunk = cl->opt.chunk };
 	/* The HELLO lets the server size its QP and ring, or refuse. */
-	xfer_hello_pack(priv, &h);
-	return rc_client_connect(&cl->conn, priv, sizeof(priv), cl->initiator_depth, 0);
+	xfer_hello_pack(priv, &cl->hello);
+	ret = rc_client_connect(&cl->conn, priv, sizeof(priv), cl->initiator_depth, 0);
+	/* A version 1 server refuses our version byte as its reserved one. */
+	if (ret && strstr(cl->conn.log.err, "reserved HELLO byte")) {
+		memcpy(why, cl->conn.log.err, sizeof(why));
+		rc_fail(&cl->conn.log, -ret,
+			"%.300s; hint: the server is older (03 protocol version 1), this client "
+			"speaks version %d",
+			why, XFER_PROTO_VERSION);
+	}
+	return ret;
 }
 
 /* ------------------------------------------------------------------ */
@@ -378,18 +394,50 @@ give_up(struct client *cl, int code, const char *fmt, ...)
 	return rc_fail(&cl->conn.log, code, "%s", text);
 }
 
-/* REQUEST, then ACCEPT (or the server's reason for refusing). */
+/* The server's first message: its nonce, and whether it wants a proof. */
+static int take_challenge(struct client *cl)
+{
+	struct xfer_msg m;
+	int ret;
+
+	ret = next_msg(cl, &m);
+	if (ret)
+		return ret;
+	if (m.type == XFER_T_ERROR)
+		return server_error(cl, &m);
+	if (m.type != XFER_T_CHALLENGE)
+		return unexpected(cl, &m);
+	if ((m.u.challenge.flags & XFER_CH_F_SECRET) && !cl->secret.set)
+		return give_up(
+			cl, EACCES,
+			"authentication failed: the server requires --secret FILE (its key), "
+			"and none was given");
+	memcpy(cl->nonce, m.u.challenge.nonce, XFER_NONCE_LEN);
+	return 0;
+}
+
+/* CHALLENGE, REQUEST, then ACCEPT (or the server's reason for refusing). */
 static int request(struct client *cl)
 {
 	struct xfer_msg m = { .type = XFER_T_REQUEST };
+	struct xfer_request *r = &m.u.request;
 	struct xfer_accept *a = &m.u.accept;
 	uint64_t ring_len = (uint64_t)cl->opt.chunk * cl->opt.depth;
 	int ret;
 
-	m.u.request.size = cl->opt.op == XFER_PUT ? cl->size : 0;
-	m.u.request.flags = cl->opt.op == XFER_PUT && cl->opt.force ? XFER_REQ_F_FORCE : 0;
-	m.u.request.name_len = (uint16_t)strlen(cl->opt.name);
-	memcpy(m.u.request.name, cl->opt.name, m.u.request.name_len);
+	ret = take_challenge(cl);
+	if (ret)
+		return ret;
+	r->size = cl->opt.op == XFER_PUT ? cl->size : 0;
+	r->flags = cl->opt.op == XFER_PUT && cl->opt.force ? XFER_REQ_F_FORCE : 0;
+	r->name_len = (uint16_t)strlen(cl->opt.name);
+	memcpy(r->name, cl->opt.name, r->name_len);
+	/* --secret: a MAC over the server's nonce, our HELLO and this very
+	 * request (the flag included), good for this connection only. */
+	if (cl->secret.set) {
+		r->flags |= XFER_REQ_F_PROOF;
+		xfer_proof_make(&cl->secret, cl->nonce, &cl->hello, r, r->proof);
+	}
 	ret = xfer_ctl_send(&cl->ctl, &m);
 	if (!ret)
 		ret = next_msg(cl, &m);
@@ -821,6 +869,12 @@ int main(int argc, char **argv)
 		code = RC_EXIT_USAGE;
 		goto out;
 	}
+	if (cl.opt.secret_file &&
+	    xfer_secret_load(&cl.secret, cl.opt.secret_file, err, sizeof(err))) {
+		fprintf(stderr, "rdma-client: %s\n", err);
+		code = RC_EXIT_USAGE;
+		goto out;
+	}
 	if (xfer_hash_init(&cl.hash)) {
 		error = "out of memory";
 		fprintf(stderr, "rdma-client: %s\n", error);
@@ -883,5 +937,6 @@ out:
 		close(cl.fd);
 	if (cl.dirfd >= 0)
 		close(cl.dirfd);
+	xfer_secret_wipe(&cl.secret);
 	return code;
 }

@@ -39,12 +39,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "xfer.h"
 #include "rc-server.h"
 
 struct server {
 	struct xfer_server_opts opt;
-	int dirfd; /* the root: every name is opened relative to it */
+	int dirfd;		   /* the root: every name is opened relative to it */
+	struct xfer_secret secret; /* --secret: every REQUEST needs a proof */
 };
 
 /* One client's transfer. */
@@ -63,6 +65,7 @@ struct session {
 	uint64_t size, nchunks; /* of the file */
 	char qname[400];	/* the name, quoted for messages */
 	uint8_t digest[XFER_HASH_LEN];
+	uint8_t nonce[XFER_NONCE_LEN]; /* of our CHALLENGE: the proof must cover it */
 };
 
 /* ------------------------------------------------------------------ */
@@ -140,6 +143,17 @@ static int accept_client(struct session *s, const void *priv, size_t priv_len)
 			 "get needs RDMA READ, but the connect request offered an initiator depth "
 			 "of 0");
 		ret = -EPROTO;
+	}
+	/* --read-only / --write-only: refused before anything is allocated. */
+	if (!ret && s->srv->opt.read_only && s->hello.op == XFER_PUT) {
+		snprintf(why, sizeof(why), "%s",
+			 "this server is read-only (--read-only): put is refused, get only");
+		ret = -EPERM;
+	}
+	if (!ret && s->srv->opt.write_only && s->hello.op == XFER_GET) {
+		snprintf(why, sizeof(why), "%s",
+			 "this server is write-only (--write-only): get is refused, put only");
+		ret = -EPERM;
 	}
 	if (ret) {
 		rc_reject(c, why);
@@ -219,12 +233,36 @@ static int lost_client(struct session *s, int ret, uint64_t done)
 /* The REQUEST                                                         */
 /* ------------------------------------------------------------------ */
 
+/* The first message: the nonce a --secret proof must cover. Sent with or
+ * without a secret (the flag says which), so a client always knows. */
+static int send_challenge(struct session *s)
+{
+	struct xfer_msg m = { .type = XFER_T_CHALLENGE };
+	int ret;
+
+	/* Fresh for every connection: a proof seen once is worth nothing on
+	 * the next one. */
+	ret = xfer_nonce_new(s->nonce);
+	if (ret)
+		return rc_fail(&s->c->log, -ret, "getrandom: %s", strerror(-ret));
+	m.u.challenge.version = XFER_PROTO_VERSION;
+	m.u.challenge.flags = s->srv->secret.set ? XFER_CH_F_SECRET : 0;
+	memcpy(m.u.challenge.nonce, s->nonce, XFER_NONCE_LEN);
+	return xfer_ctl_send(&s->ctl, &m);
+}
+
 static int wait_request(struct session *s, struct xfer_msg *m)
 {
 	struct ibv_wc wc;
 	int ret;
 
 	ret = xfer_ctl_next(&s->ctl, &wc);
+	/* With a secret, the proof is due within --timeout of the nonce. */
+	if (ret == -ETIMEDOUT && s->srv->secret.set)
+		return refuse(s, EACCES,
+			      "authentication failed: no request within %.1f s of the challenge "
+			      "(--timeout)",
+			      s->c->timeout_ms / 1000.0);
 	if (ret)
 		return ret;
 	if (!xfer_ctl_is_recv(&s->ctl, &wc) || wc.opcode != IBV_WC_RECV)
@@ -232,6 +270,9 @@ static int wait_request(struct session *s, struct xfer_msg *m)
 	ret = xfer_ctl_take(&s->ctl, &wc, m);
 	if (ret)
 		return refuse(s, EPROTO, "protocol error: %s", s->c->log.err);
+	if (m->type == XFER_T_ERROR)
+		return rc_fail(&s->c->log, ECONNABORTED,
+			       "the client gave up before its request: %s", m->u.error.text);
 	if (m->type != XFER_T_REQUEST)
 		return refuse(s, EPROTO, "protocol error: expected a REQUEST, got %s",
 			      xfer_type_str(m->type));
@@ -309,6 +350,16 @@ static int on_request(struct session *s, const struct xfer_msg *m)
 
 	xfer_quote(q, sizeof(q), r->name, r->name_len);
 	snprintf(s->qname, sizeof(s->qname), "'%s'", q);
+	/* --secret: the proof first. Until it checks, the name is only text
+	 * for our log: nothing is looked up, opened or advertised. */
+	if (s->srv->secret.set && !(r->flags & XFER_REQ_F_PROOF))
+		return refuse(s, EACCES,
+			      "authentication failed: the request has no proof; this server needs "
+			      "--secret");
+	if (s->srv->secret.set && !xfer_proof_ok(&s->srv->secret, s->nonce, &s->hello, r))
+		return refuse(s, EACCES,
+			      "authentication failed: wrong proof (another key, an old nonce or "
+			      "another request)");
 	/* Never trust the name: a plain name inside DIR, or nothing. */
 	if (xfer_name_check(r->name, r->name_len, why, sizeof(why)))
 		return refuse(s, EINVAL, "forbidden name %s: %s", s->qname, why);
@@ -631,7 +682,9 @@ static int serve_client(struct rc_conn *c, const void *priv, size_t priv_len, vo
 		rc_fail(&c->log, -ret, "cannot set up the checksum: %s", strerror(-ret));
 		goto out;
 	}
-	ret = wait_request(&s, &m);
+	ret = send_challenge(&s);
+	if (!ret)
+		ret = wait_request(&s, &m);
 	if (!ret)
 		ret = on_request(&s, &m);
 	if (!ret)
@@ -653,7 +706,7 @@ out:
 int main(int argc, char **argv)
 {
 	struct server srv = { .dirfd = -1 };
-	char err[256];
+	char err[RC_ERR_LEN];
 	int ret;
 
 	ret = xfer_parse_server(argc, argv, &srv.opt, err, sizeof(err));
@@ -661,6 +714,13 @@ int main(int argc, char **argv)
 		if (ret < 0)
 			fprintf(stderr, "rdma-server: %s (try --help)\n", err);
 		return ret > 0 ? RC_EXIT_OK : RC_EXIT_USAGE;
+	}
+	/* The key, checked at start: a bad key file fails now, not with the
+	 * first client. */
+	if (srv.opt.secret_file &&
+	    xfer_secret_load(&srv.secret, srv.opt.secret_file, err, sizeof(err))) {
+		fprintf(stderr, "rdma-server: %s\n", err);
+		return RC_EXIT_USAGE;
 	}
 	/* Every name a client sends is resolved relative to this directory
 	 * (openat), never through a path the client could steer elsewhere. */
@@ -673,5 +733,6 @@ int main(int argc, char **argv)
 	/* Listen, then one thread per client running serve_client. */
 	ret = rc_server_main("rdma-server", &srv.opt.rc, serve_client, &srv);
 	close(srv.dirfd);
+	xfer_secret_wipe(&srv.secret);
 	return ret;
 }

@@ -104,6 +104,7 @@ const char *xfer_type_str(uint8_t type)
 	case XFER_T_CREDIT: return "CREDIT";
 	case XFER_T_DONE: return "DONE";
 	case XFER_T_COMMITTED: return "COMMITTED";
+	case XFER_T_CHALLENGE: return "CHALLENGE";
 	default: return "unknown";
 	}
 }
@@ -114,7 +115,7 @@ size_t xfer_hello_pack(uint8_t buf[XFER_HELLO_LEN], const struct xfer_hello *h)
 
 	rc_hdr_pack(buf, XFER_T_HELLO, XFER_HELLO_BODY, 0);
 	b[0] = h->op;
-	b[1] = 0;
+	b[1] = h->version;
 	put16(b + 2, h->depth);
 	put32(b + 4, h->chunk);
 	return XFER_HELLO_LEN;
@@ -135,12 +136,20 @@ int xfer_hello_unpack(const void *priv, size_t len, struct xfer_hello *h, char *
 	if (m.seq != 0)
 		return bad(err, errlen, "HELLO with sequence number %u, expected 0", m.seq);
 	h->op = m.body[0];
+	h->version = m.body[1];
 	h->depth = get16(m.body + 2);
 	h->chunk = get32(m.body + 4);
+	/* Version 1 had a reserved zero byte here. An old peer must get a
+	 * clear answer, not a protocol error later on. */
+	if (h->version != XFER_PROTO_VERSION) {
+		snprintf(err, errlen,
+			 "the client speaks 03 protocol version %u, this server version %d: use "
+			 "rdma-client and rdma-server of one release",
+			 h->version ? h->version : 1, XFER_PROTO_VERSION);
+		return -EPROTO;
+	}
 	if (h->op != XFER_PUT && h->op != XFER_GET)
 		return bad(err, errlen, "unknown operation %u (1 put, 2 get)", h->op);
-	if (m.body[1])
-		return bad(err, errlen, "%s", "reserved HELLO byte is not zero");
 	if (h->depth < 1 || h->depth > XFER_MAX_DEPTH || h->chunk < XFER_MIN_CHUNK ||
 	    h->chunk > XFER_MAX_CHUNK) {
 		snprintf(err, errlen, "depth %u or chunk %u outside 1..%d and %u..%u", h->depth,
@@ -161,6 +170,7 @@ static uint32_t body_len(uint8_t type)
 	case XFER_T_CREDIT: return XFER_CREDIT_BODY;
 	case XFER_T_DONE:
 	case XFER_T_COMMITTED: return XFER_DONE_BODY;
+	case XFER_T_CHALLENGE: return XFER_CHALLENGE_BODY;
 	default: return 0;
 	}
 }
@@ -180,6 +190,7 @@ size_t xfer_msg_pack(void *buf, uint32_t seq, const struct xfer_msg *m)
 		len = m->u.request.name_len > XFER_NAME_MAX ? XFER_NAME_MAX : m->u.request.name_len;
 		put16(b + 12, (uint16_t)len);
 		memcpy(b + 16, m->u.request.name, len);
+		memcpy(b + 272, m->u.request.proof, XFER_PROOF_LEN);
 		break;
 	case XFER_T_ACCEPT:
 		put64(b, m->u.accept.size);
@@ -206,6 +217,11 @@ size_t xfer_msg_pack(void *buf, uint32_t seq, const struct xfer_msg *m)
 	case XFER_T_COMMITTED:
 		put64(b, m->u.done.size);
 		memcpy(b + 8, m->u.done.hash, XFER_HASH_LEN);
+		break;
+	case XFER_T_CHALLENGE:
+		put16(b, m->u.challenge.version);
+		put16(b + 2, m->u.challenge.flags);
+		memcpy(b + 8, m->u.challenge.nonce, XFER_NONCE_LEN);
 		break;
 	default: break;
 	}
@@ -257,7 +273,7 @@ int xfer_msg_unpack(const void *buf, size_t byte_len, uint32_t want_seq, struct 
 		if (m->u.request.size > XFER_MAX_SIZE)
 			return bad(err, errlen, "REQUEST size %" PRIu64 " is too large",
 				   m->u.request.size);
-		if (m->u.request.flags & ~XFER_REQ_F_FORCE)
+		if (m->u.request.flags & ~(XFER_REQ_F_FORCE | XFER_REQ_F_PROOF))
 			return bad(err, errlen, "REQUEST has unknown flags 0x%x",
 				   m->u.request.flags);
 		if (n < 1 || n > XFER_NAME_MAX)
@@ -271,6 +287,11 @@ int xfer_msg_unpack(const void *buf, size_t byte_len, uint32_t want_seq, struct 
 		m->u.request.name_len = n;
 		memcpy(m->u.request.name, b + 16, n);
 		m->u.request.name[n] = '\0';
+		/* Whether the proof is right is the server's question
+		 * (auth.c); here only that an absent one is all zeros. */
+		if (!(m->u.request.flags & XFER_REQ_F_PROOF) && !all_zero(b + 272, XFER_PROOF_LEN))
+			return bad(err, errlen, "%s", "REQUEST has a proof but no proof flag");
+		memcpy(m->u.request.proof, b + 272, XFER_PROOF_LEN);
 		break;
 	case XFER_T_ACCEPT:
 		m->u.accept.size = get64(b);
@@ -315,6 +336,19 @@ int xfer_msg_unpack(const void *buf, size_t byte_len, uint32_t want_seq, struct 
 			return bad(err, errlen, "%s size %" PRIu64 " is too large",
 				   xfer_type_str(h.type), m->u.done.size);
 		break;
+	case XFER_T_CHALLENGE:
+		m->u.challenge.version = get16(b);
+		m->u.challenge.flags = get16(b + 2);
+		memcpy(m->u.challenge.nonce, b + 8, XFER_NONCE_LEN);
+		if (m->u.challenge.version != XFER_PROTO_VERSION)
+			return bad(err, errlen, "CHALLENGE of 03 protocol version %u, expected %d",
+				   m->u.challenge.version, XFER_PROTO_VERSION);
+		if (m->u.challenge.flags & ~XFER_CH_F_SECRET)
+			return bad(err, errlen, "CHALLENGE has unknown flags 0x%x",
+				   m->u.challenge.flags);
+		if (!all_zero(b + 4, 4))
+			return bad(err, errlen, "%s", "CHALLENGE padding is not zero");
+		break;
 	}
 	return 0;
 }
@@ -329,6 +363,12 @@ void xfer_msg_describe(const struct xfer_msg *m, char *out, size_t outlen)
 		xfer_quote(q, sizeof(q), m->u.request.name, m->u.request.name_len);
 		snprintf(out, outlen, "%s '%s' size=%" PRIu64 " flags=0x%x", t, q,
 			 m->u.request.size, m->u.request.flags);
+		break;
+	case XFER_T_CHALLENGE:
+		/* The nonce is no secret, but a trace has no use for it. */
+		snprintf(out, outlen, "%s version=%u flags=0x%x%s", t, m->u.challenge.version,
+			 m->u.challenge.flags,
+			 m->u.challenge.flags & XFER_CH_F_SECRET ? " (a proof is required)" : "");
 		break;
 	case XFER_T_ACCEPT:
 		snprintf(out, outlen,
@@ -585,6 +625,9 @@ enum {
 	OPT_MAX_DEPTH,
 	OPT_MAX_MEM,
 	OPT_JSON,
+	OPT_SECRET,
+	OPT_READ_ONLY,
+	OPT_WRITE_ONLY,
 };
 
 #define XFER_MAX_CLIENTS 8
@@ -605,7 +648,10 @@ static const char client_usage[] =
 	"  -q, --quiet           print nothing but errors\n"
 	"      --json            print one JSON object with the results instead (also on\n"
 	"                        failure: \"ok\": false, \"error\", "
-	"\"exit_code\")\n" RC_USAGE_CLIENT
+	"\"exit_code\")\n"
+	"      --secret FILE     prove to the server that we hold its key (FILE: at least\n"
+	"                        16 bytes, readable by its owner only); the data itself\n"
+	"                        is not encrypted\n" RC_USAGE_CLIENT
 	"\nRegisters chunk x depth bytes (default 16 MiB): see `ulimit -l`.\n"
 	"Exit: 0 copied and verified, 1 failed after connecting, 2 bad usage or\n"
 	"local file problem, 3 could not connect (or the server refused).\n";
@@ -618,7 +664,14 @@ static const char server_usage[] =
 	"                        and never above the port's max_msg_sz)\n"
 	"      --max-depth N     most chunks in flight per client (default 64)\n"
 	"      --max-mem SIZE    most registered ring memory, chunk x depth, per\n"
-	"                        client (default 64M)\n" RC_USAGE_SERVER(XFER_MAX_CLIENTS);
+	"                        client (default 64M)\n"
+	"      --secret FILE     serve only clients that prove they hold this key (a MAC\n"
+	"                        over a fresh nonce and their request; FILE: at least 16\n"
+	"                        bytes, readable by its owner only); the data itself is\n"
+	"                        not encrypted\n"
+	"      --read-only       serve get only: refuse every put\n"
+	"      --write-only      serve put only: refuse every get\n" RC_USAGE_SERVER(
+		XFER_MAX_CLIENTS);
 
 /* SRC and DST into the options: which one is remote, which name. */
 static int client_endpoints(const char *src, const char *dst, struct xfer_client_opts *o, char *err,
@@ -683,6 +736,7 @@ int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *e
 		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "secret", required_argument, NULL, OPT_SECRET },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -712,6 +766,7 @@ int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *e
 		case OPT_NO_PROGRESS: o->progress = 0; break;
 		case 'q': o->quiet = true; break;
 		case OPT_JSON: o->json = true; break;
+		case OPT_SECRET: o->secret_file = optarg; break;
 		}
 	}
 	if (ret) /* 2: --help was printed */
@@ -742,6 +797,9 @@ int xfer_parse_server(int argc, char **argv, struct xfer_server_opts *o, char *e
 		{ "max-chunk", required_argument, NULL, OPT_MAX_CHUNK },
 		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 		{ "max-mem", required_argument, NULL, OPT_MAX_MEM },
+		{ "secret", required_argument, NULL, OPT_SECRET },
+		{ "read-only", no_argument, NULL, OPT_READ_ONLY },
+		{ "write-only", no_argument, NULL, OPT_WRITE_ONLY },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -773,6 +831,9 @@ int xfer_parse_server(int argc, char **argv, struct xfer_server_opts *o, char *e
 					err, errlen, "invalid memory size '%s' (4K to 2G)", optarg);
 			o->lim.max_mem = v;
 			break;
+		case OPT_SECRET: o->secret_file = optarg; break;
+		case OPT_READ_ONLY: o->read_only = true; break;
+		case OPT_WRITE_ONLY: o->write_only = true; break;
 		}
 	}
 	if (ret) /* 2: --help was printed */
@@ -781,6 +842,9 @@ int xfer_parse_server(int argc, char **argv, struct xfer_server_opts *o, char *e
 		return rc_usage_error(err, errlen, "unexpected argument '%s'", argv[optind]);
 	if (!o->root || !*o->root)
 		return rc_usage_error(err, errlen, "%s", "missing -r DIR (the directory to serve)");
+	if (o->read_only && o->write_only)
+		return rc_usage_error(err, errlen, "%s",
+				      "--read-only and --write-only exclude each other");
 	return 0;
 }
 

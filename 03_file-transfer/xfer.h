@@ -4,9 +4,11 @@
  * file names, the command-line options, the checksum, the temporary-file
  * commit, and the small control channel both sides run their messages on.
  *
- * Conversation (sequence.txt has the full diagrams):
- *   connect request private data: HELLO { op put|get, chunk, depth }
- *   client -> server SEND: REQUEST { size, flags, name }
+ * Conversation (sequence.txt has the full diagrams), protocol version 2:
+ *   connect request private data: HELLO { op put|get, version, chunk, depth }
+ *   server -> client SEND: CHALLENGE { version, flags, nonce }
+ *   client -> server SEND: REQUEST { size, flags, name, proof }
+ *        (proof: with --secret, a MAC over the nonce, HELLO and REQUEST)
  *   server -> client SEND: ACCEPT { size, ring, rd_depth } or ERROR { code, text }
  *   put: client RDMA_WRITE_WITH_IMM chunk k into server ring slot k % depth,
  *        imm = (k mod 2^24) << 8 | slot; server -> client CREDIT { k, slot }
@@ -37,7 +39,12 @@ enum xfer_type {
 	XFER_T_CREDIT = 0x35,	 /* the receiver of a chunk gives its slot back */
 	XFER_T_DONE = 0x36,	 /* sender: no more data; size and checksum */
 	XFER_T_COMMITTED = 0x37, /* receiver: verified and renamed into place */
+	XFER_T_CHALLENGE = 0x38, /* server: the nonce a --secret proof must cover */
 };
+
+/* 03's protocol version, in the HELLO and the CHALLENGE. Version 1 had no
+ * CHALLENGE and a reserved zero byte where the HELLO now has the version. */
+#define XFER_PROTO_VERSION 2
 
 enum xfer_op { XFER_PUT = 1, XFER_GET = 2 };
 
@@ -52,30 +59,43 @@ enum xfer_op { XFER_PUT = 1, XFER_GET = 2 };
 #define XFER_DEF_CHUNK	 (1u << 20)
 #define XFER_DEF_DEPTH	 16
 #define XFER_REQ_F_FORCE 0x1u /* put: overwrite an existing file */
+#define XFER_REQ_F_PROOF 0x2u /* the proof field is set (--secret) */
+#define XFER_NONCE_LEN	 32
+#define XFER_PROOF_LEN	 32   /* HMAC-SHA512-256 (auth.h) */
+#define XFER_CH_F_SECRET 0x1u /* CHALLENGE: this server needs a proof */
 
 /* Fixed body sizes on the wire. */
-#define XFER_HELLO_BODY	  8
-#define XFER_REQUEST_BODY 272 /* 8 size, 4 flags, 2 name_len, 2 zero, 256 name */
-#define XFER_ACCEPT_BODY  32  /* 8 size, 16 ring, 2 rd_depth, 6 zero */
-#define XFER_ERROR_BODY	  248 /* 4 code, 2 text_len, 2 zero, 240 text */
-#define XFER_CHUNK_BODY	  24  /* 8 seq, 8 offset, 4 len, 2 slot, 2 zero */
-#define XFER_CREDIT_BODY  16  /* 8 seq, 2 slot, 6 zero */
-#define XFER_DONE_BODY	  24  /* 8 size, 16 hash (DONE and COMMITTED) */
-#define XFER_HELLO_LEN	  (sizeof(struct rc_hdr) + XFER_HELLO_BODY)
+#define XFER_HELLO_BODY	    8
+#define XFER_REQUEST_BODY   304 /* 8 size, 4 flags, 2 name_len, 2 zero, 256 name, 32 proof */
+#define XFER_CHALLENGE_BODY 40	/* 2 version, 2 flags, 4 zero, 32 nonce */
+#define XFER_ACCEPT_BODY    32	/* 8 size, 16 ring, 2 rd_depth, 6 zero */
+#define XFER_ERROR_BODY	    248 /* 4 code, 2 text_len, 2 zero, 240 text */
+#define XFER_CHUNK_BODY	    24	/* 8 seq, 8 offset, 4 len, 2 slot, 2 zero */
+#define XFER_CREDIT_BODY    16	/* 8 seq, 2 slot, 6 zero */
+#define XFER_DONE_BODY	    24	/* 8 size, 16 hash (DONE and COMMITTED) */
+#define XFER_HELLO_LEN	    (sizeof(struct rc_hdr) + XFER_HELLO_BODY)
 /* The largest message: every receive buffer has exactly this size. */
 #define XFER_MSG_MAX (sizeof(struct rc_hdr) + XFER_REQUEST_BODY)
 
 struct xfer_hello {
-	uint8_t op;	/* enum xfer_op */
-	uint16_t depth; /* ring slots = chunks in flight */
-	uint32_t chunk; /* bytes per slot */
+	uint8_t op;	 /* enum xfer_op */
+	uint8_t version; /* XFER_PROTO_VERSION (unpack refuses any other) */
+	uint16_t depth;	 /* ring slots = chunks in flight */
+	uint32_t chunk;	 /* bytes per slot */
 };
 
 struct xfer_request {
 	uint64_t size;	/* put: the file's size; get: 0 */
 	uint32_t flags; /* XFER_REQ_F_* */
 	uint16_t name_len;
-	char name[XFER_NAME_MAX + 1]; /* name_len bytes, then NUL (added on decode) */
+	char name[XFER_NAME_MAX + 1];  /* name_len bytes, then NUL (added on decode) */
+	uint8_t proof[XFER_PROOF_LEN]; /* with XFER_REQ_F_PROOF; else zero */
+};
+
+struct xfer_challenge {
+	uint16_t version;	       /* XFER_PROTO_VERSION */
+	uint16_t flags;		       /* XFER_CH_F_* */
+	uint8_t nonce[XFER_NONCE_LEN]; /* fresh from getrandom for each connection */
 };
 
 struct xfer_accept {
@@ -117,6 +137,7 @@ struct xfer_msg {
 		struct xfer_chunk chunk;
 		struct xfer_credit credit;
 		struct xfer_done done; /* DONE and COMMITTED */
+		struct xfer_challenge challenge;
 	} u;
 };
 
@@ -197,7 +218,8 @@ int xfer_parse_endpoint(const char *arg, struct xfer_endpoint *ep, char *err, si
 /* ------------------------------------------------------------------ */
 
 struct xfer_client_opts {
-	struct rc_opts rc; /* -p, --timeout, --poll, -v: as every example */
+	struct rc_opts rc;	 /* -p, --timeout, --poll, -v: as every example */
+	const char *secret_file; /* --secret FILE, or NULL */
 	enum xfer_op op;
 	char host[256];
 	const char *name;		  /* the remote name */
@@ -221,6 +243,9 @@ struct xfer_server_opts {
 	struct rc_opts rc; /* -p, -b, --once, --max-clients, --timeout, --poll, -v */
 	const char *root;
 	struct xfer_limits lim;
+	const char *secret_file; /* --secret FILE: requests need a proof */
+	bool read_only;		 /* --read-only: get only */
+	bool write_only;	 /* --write-only: put only */
 };
 
 int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *err, size_t errlen);

@@ -171,6 +171,7 @@ int rc_opts_handle(struct rc_opts *o, int c, const char *arg, char *const argv[]
 					      arg);
 		o->max_clients = (int)v;
 		return 1;
+	case RC_OPT_ALLOW: return rc_allow_add(&o->allow, arg, err, errlen) ? -EINVAL : 1;
 	case ':': return rc_usage_error(err, errlen, "option '%s' needs a value", argv[optind - 1]);
 	case '?':
 		/* A long option with a value it does not take ("--help=x")

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rc-allow.h"
+
 /* Exit codes shared by every program of the collection. */
 enum rc_exit {
 	RC_EXIT_OK = 0,	    /* success */
@@ -26,12 +28,13 @@ enum rc_exit {
 struct rc_opts {
 	const char *port; /* -p PORT */
 	bool port_given;
-	const char *bind; /* -b ADDR (servers) */
-	int timeout_ms;	  /* --timeout SEC */
-	bool verbose;	  /* -v */
-	bool busy_poll;	  /* --poll event|busy */
-	bool once;	  /* --once (servers) */
-	int max_clients;  /* --max-clients N (servers) */
+	const char *bind;      /* -b ADDR (servers) */
+	int timeout_ms;	       /* --timeout SEC */
+	bool verbose;	       /* -v */
+	bool busy_poll;	       /* --poll event|busy */
+	bool once;	       /* --once (servers) */
+	int max_clients;       /* --max-clients N (servers) */
+	struct rc_allow allow; /* --allow PREFIX... (servers) */
 };
 
 /* getopt_long codes of the shared long-only options; examples number
@@ -41,6 +44,7 @@ enum {
 	RC_OPT_POLL,
 	RC_OPT_ONCE,
 	RC_OPT_MAX_CLIENTS,
+	RC_OPT_ALLOW,
 	RC_OPT_FIRST_FREE = 0x180,
 };
 
@@ -56,6 +60,7 @@ enum {
 #define RC_LONGOPTS_SERVER                                                 \
 	RC_LONGOPTS_CLIENT, { "bind", required_argument, NULL, 'b' },      \
 		{ "once", no_argument, NULL, RC_OPT_ONCE },                \
+		{ "allow", required_argument, NULL, RC_OPT_ALLOW },        \
 	{                                                                  \
 		"max-clients", required_argument, NULL, RC_OPT_MAX_CLIENTS \
 	}
@@ -80,6 +85,8 @@ enum {
 	"  -b, --bind ADDR       listen only on ADDR (default: all addresses)\n" \
 	"      --once            exit after the first client\n" \
 	"      --max-clients N   clients served at once (default " RC_STR(max_clients) ")\n" \
+	"      --allow PREFIX    accept connections only from PREFIX (ADDR or ADDR/LEN,\n" \
+	"                        IPv4 or IPv6; repeatable; default: from anywhere)\n" \
 	"      --timeout SEC     bound of every wait within a connection (default 10)\n" \
 	"      --poll MODE       'event' (default) or 'busy': busy spins one core per client\n" \
 	"  -v, --verbose         trace every CM event, work request and completion\n" \

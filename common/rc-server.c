@@ -148,8 +148,24 @@ static int start_client(struct rc_listener *l, const struct rc_serve_opts *o, st
 	return 0;
 }
 
+/* --allow: refuse a peer that no prefix names, before anything is set
+ * up for it. The log line is rate-limited: a flood cannot fill the log. */
+static void refuse_peer(struct rdma_cm_id *id, struct rc_ratelimit *rl)
+{
+	char peer[64];
+
+	rc_format_addr(rdma_get_peer_addr(id), peer, sizeof(peer));
+	if (rc_ratelimit_take(rl, rc_now_us(), stderr))
+		fprintf(stderr,
+			"server: client %s: not allowed (no --allow prefix matches); refused\n",
+			peer);
+	rc_reject_id(id, "not allowed");
+	rdma_destroy_id(id);
+}
+
 int rc_serve(struct rc_listener *l, const struct rc_serve_opts *o, rc_serve_fn fn, void *arg)
 {
+	struct rc_ratelimit refusals = { 0 };
 	int max = o->max_clients > 0 ? o->max_clients : 1;
 	struct slot *slots = calloc((size_t)max, sizeof(*slots));
 	int cancel_fd = eventfd(0, EFD_CLOEXEC);
@@ -185,7 +201,12 @@ int rc_serve(struct rc_listener *l, const struct rc_serve_opts *o, rc_serve_fn f
 		if (o->once && started && !busy)
 			break;
 		/* With --once, stop taking requests after the first client. */
-		ret = rc_wait_readable(fds, o->once && started ? 2 : 3, RC_NO_DEADLINE);
+		ret = rc_wait_readable(fds, o->once && started ? 2 : 3,
+				       rc_ratelimit_due(&refusals));
+		if (ret == -ETIMEDOUT) { /* a second of refusals is over */
+			rc_ratelimit_flush(&refusals, rc_now_us(), false, stderr);
+			continue;
+		}
 		if (ret == 0) {
 			if (read(done_fd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN)
 				perror("read(eventfd)");
@@ -212,6 +233,11 @@ int rc_serve(struct rc_listener *l, const struct rc_serve_opts *o, rc_serve_fn f
 			rc_trace(&l->log, "ignoring %s", rdma_event_str(info.event));
 			continue;
 		}
+		/* The peer's address, checked before a slot or QP is spent. */
+		if (!rc_allow_match(o->allow, rdma_get_peer_addr(id))) {
+			refuse_peer(id, &refusals);
+			continue;
+		}
 		for (i = 0; i < max && slots[i].used; i++)
 			;
 		if (i == max || (o->once && started)) {
@@ -228,6 +254,7 @@ int rc_serve(struct rc_listener *l, const struct rc_serve_opts *o, rc_serve_fn f
 			started++;
 		ret = 0;
 	}
+	rc_ratelimit_flush(&refusals, rc_now_us(), true, stderr);
 	/* Shutting down: wake every client thread and wait for it. */
 	if (cancel_fd >= 0) {
 		uint64_t one = 1;
@@ -288,7 +315,8 @@ int rc_server_main(const char *prog, const struct rc_opts *o, rc_serve_fn fn, vo
 				     .timeout_ms = o->timeout_ms,
 				     .verbose = o->verbose,
 				     .stop_fd = stop_fd,
-				     .busy_poll = o->busy_poll };
+				     .busy_poll = o->busy_poll,
+				     .allow = &o->allow };
 	ret = rc_serve(&l, &so, fn, arg);
 	if (ret == -EIO && o->once) {
 		code = RC_EXIT_FAIL; /* the one client failed; already logged */

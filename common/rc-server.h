@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rc-allow.h"
 #include "rdma-common.h"
 
 struct rc_listener {
@@ -40,8 +41,9 @@ struct rc_serve_opts {
 	bool once;	 /* return after the first client */
 	int timeout_ms;
 	bool verbose;
-	int stop_fd;	/* readable = shut down (e.g. a signalfd) */
-	bool busy_poll; /* each connection spins on its CQ (see rc_conn) */
+	int stop_fd;		      /* readable = shut down (e.g. a signalfd) */
+	bool busy_poll;		      /* each connection spins on its CQ (see rc_conn) */
+	const struct rc_allow *allow; /* NULL or empty: everyone may connect */
 };
 
 /*

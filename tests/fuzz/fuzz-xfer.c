@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: 03's decoders and the checks a receiver applies to
- * what the peer claims: HELLO, every control message, the immediate of a
+ * what the peer claims: HELLO, every control message (CHALLENGE and the
+ * REQUEST's proof field included), the immediate of a
  * put chunk, CHUNK and CREDIT against the transfer's state, file names,
  * and the server's limits. Any input must be either rejected or decoded
  * into values inside the ranges xfer.h documents; an accepted message must
@@ -84,6 +85,7 @@ static void fuzz_hello(const uint8_t *msg, size_t len)
 	}
 	CHECK(len >= XFER_HELLO_LEN);
 	CHECK(h.op == XFER_PUT || h.op == XFER_GET);
+	CHECK(h.version == XFER_PROTO_VERSION);
 	CHECK(h.depth >= 1 && h.depth <= XFER_MAX_DEPTH);
 	CHECK(h.chunk >= XFER_MIN_CHUNK && h.chunk <= XFER_MAX_CHUNK);
 	CHECK(xfer_hello_pack(again, &h) == XFER_HELLO_LEN);
@@ -98,6 +100,7 @@ static void fuzz_msg(const uint8_t *p, size_t len)
 	char err[200], desc[512];
 	uint32_t want_seq;
 	size_t i;
+	bool zero;
 
 	if (len < 4)
 		return;
@@ -113,7 +116,11 @@ static void fuzz_msg(const uint8_t *p, size_t len)
 	switch (m.type) {
 	case XFER_T_REQUEST:
 		CHECK(m.u.request.size <= XFER_MAX_SIZE);
-		CHECK((m.u.request.flags & ~XFER_REQ_F_FORCE) == 0);
+		CHECK((m.u.request.flags & ~(XFER_REQ_F_FORCE | XFER_REQ_F_PROOF)) == 0);
+		/* No proof flag, no proof: nothing hides in those bytes. */
+		for (zero = true, i = 0; i < XFER_PROOF_LEN; i++)
+			zero = zero && !m.u.request.proof[i];
+		CHECK(zero || (m.u.request.flags & XFER_REQ_F_PROOF));
 		CHECK(m.u.request.name_len >= 1 && m.u.request.name_len <= XFER_NAME_MAX);
 		/* Terminated, so the name is never read past its end. */
 		CHECK(m.u.request.name[m.u.request.name_len] == '\0');
@@ -129,6 +136,10 @@ static void fuzz_msg(const uint8_t *p, size_t len)
 	case XFER_T_CREDIT: break; /* ranges: xfer_check_chunk / _credit */
 	case XFER_T_DONE:
 	case XFER_T_COMMITTED: CHECK(m.u.done.size <= XFER_MAX_SIZE); break;
+	case XFER_T_CHALLENGE:
+		CHECK(m.u.challenge.version == XFER_PROTO_VERSION);
+		CHECK((m.u.challenge.flags & ~XFER_CH_F_SECRET) == 0);
+		break;
 	default: CHECK(0); /* an unknown type must never be accepted */
 	}
 	CHECK(xfer_msg_pack(again, want_seq, &m) == len);

@@ -89,17 +89,21 @@ write("fuzz-rw", "pieces-small", rw(4, struct.pack("<II", 10, 3)))
 MiB = 1 << 20
 
 
-def x_hello(op, depth, chunk, reserved=0):
-    return (msg(0x30, struct.pack(">BBHI", op, reserved, depth, chunk)) + bytes(56))[:56]
+def x_hello(op, depth, chunk, version=2):
+    return (msg(0x30, struct.pack(">BBHI", op, version, depth, chunk)) + bytes(56))[:56]
 
 
 def x_msg(mtype, body, seq=0, want=None):
     return bytes([1]) + struct.pack("<I", seq if want is None else want) + msg(mtype, body, seq)
 
 
-def x_request(size, flags, name, name_len=None):
+def x_request(size, flags, name, name_len=None, proof=bytes(32)):
     n = len(name) if name_len is None else name_len
-    return struct.pack(">QIHH", size, flags, n, 0) + (name + bytes(256))[:256]
+    return struct.pack(">QIHH", size, flags, n, 0) + (name + bytes(256))[:256] + proof
+
+
+def x_challenge(version, flags, nonce=bytes(range(32)), pad=0):
+    return struct.pack(">HHI", version, flags, pad) + nonce
 
 
 def x_error(code, text, text_len=None):
@@ -119,7 +123,8 @@ write("fuzz-xfer", "hello-depth-65535", bytes([0]) + x_hello(1, 65535, MiB))
 write("fuzz-xfer", "hello-chunk-1", bytes([0]) + x_hello(2, 16, 1))
 write("fuzz-xfer", "hello-chunk-4g", bytes([0]) + x_hello(2, 16, 0xFFFFFFFF))
 write("fuzz-xfer", "hello-op-3", bytes([0]) + x_hello(3, 16, MiB))
-write("fuzz-xfer", "hello-reserved", bytes([0]) + x_hello(1, 16, MiB, reserved=1))
+write("fuzz-xfer", "hello-reserved", bytes([0]) + x_hello(1, 16, MiB, version=1))
+write("fuzz-xfer", "hello-version-1", bytes([0]) + x_hello(1, 16, MiB, version=0))
 write("fuzz-xfer", "request-put", x_msg(0x31, x_request(16 * MiB, 1, b"data.bin")))
 write("fuzz-xfer", "request-get", x_msg(0x31, x_request(0, 0, b"a" * 255)))
 write("fuzz-xfer", "request-name-no-nul", x_msg(0x31, x_request(0, 0, b"b" * 256, 256)))
@@ -127,9 +132,17 @@ write("fuzz-xfer", "request-name-len-0", x_msg(0x31, x_request(0, 0, b"", 0)))
 write("fuzz-xfer", "request-name-len-short", x_msg(0x31, x_request(0, 0, b"abcdef", 3)))
 write("fuzz-xfer", "request-name-nul-inside", x_msg(0x31, x_request(0, 0, b"a\0b")))
 write("fuzz-xfer", "request-traversal", x_msg(0x31, x_request(5, 0, b"../../etc/passwd")))
-write("fuzz-xfer", "request-flags", x_msg(0x31, x_request(5, 2, b"f")))
+write("fuzz-xfer", "request-flags", x_msg(0x31, x_request(5, 4, b"f")))
 write("fuzz-xfer", "request-size-negative", x_msg(0x31, x_request(2**63, 0, b"f")))
 write("fuzz-xfer", "request-truncated", x_msg(0x31, x_request(5, 0, b"f"))[:100])
+write("fuzz-xfer", "request-proof", x_msg(0x31, x_request(0, 2, b"f", proof=bytes(range(1, 33)))))
+write("fuzz-xfer", "request-proof-no-flag", x_msg(0x31, x_request(0, 0, b"f", proof=b"\1" * 32)))
+write("fuzz-xfer", "request-version-1", x_msg(0x31, x_request(5, 0, b"f")[:272]))
+write("fuzz-xfer", "challenge", x_msg(0x38, x_challenge(2, 1)))
+write("fuzz-xfer", "challenge-open", x_msg(0x38, x_challenge(2, 0), seq=0))
+write("fuzz-xfer", "challenge-version-3", x_msg(0x38, x_challenge(3, 1)))
+write("fuzz-xfer", "challenge-flags", x_msg(0x38, x_challenge(2, 0x8001)))
+write("fuzz-xfer", "challenge-padding", x_msg(0x38, x_challenge(2, 1, pad=1)))
 write("fuzz-xfer", "accept", x_msg(0x32, struct.pack(">QQIIH6x", 16 * MiB, 0x7F0012340000, 0x77, 16 * MiB, 16)))
 write("fuzz-xfer", "accept-padding", x_msg(0x32, struct.pack(">QQIIHBxxxxx", 5, 1, 2, 3, 4, 9)))
 write("fuzz-xfer", "error", x_msg(0x33, x_error(2, b"no such file 'x' on the server"), seq=1))
@@ -141,7 +154,7 @@ write("fuzz-xfer", "credit-msg", x_msg(0x35, struct.pack(">QH6x", 3, 3), seq=3))
 write("fuzz-xfer", "credit-msg-wrong-seq", x_msg(0x35, struct.pack(">QH6x", 3, 3), seq=3, want=2))
 write("fuzz-xfer", "done-msg", x_msg(0x36, struct.pack(">Q", 16 * MiB) + bytes(range(16))))
 write("fuzz-xfer", "committed-msg", x_msg(0x37, struct.pack(">Q", 5) + bytes(16), seq=2))
-write("fuzz-xfer", "unknown-type", x_msg(0x38, bytes(24)))
+write("fuzz-xfer", "unknown-type", x_msg(0x3F, bytes(24)))
 write("fuzz-xfer", "bad-magic", bytes([1, 0, 0, 0, 0]) + hdr(0x35, 16, magic=0x52444D59) + bytes(16))
 write("fuzz-xfer", "bad-version", bytes([1, 0, 0, 0, 0]) + hdr(0x35, 16, version=2) + bytes(16))
 write("fuzz-xfer", "oversized", x_msg(0x35, bytes(16)) + bytes(300))

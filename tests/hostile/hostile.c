@@ -36,53 +36,10 @@
 #include <string.h>
 
 #include "basic.h"
+#include "hostile.h"
 #include "rw.h"
-#include "xfer.h"
 
-#define NRECV	16   /* receives posted: the server's messages never meet RNR */
-#define RX_SLOT 512  /* bytes per receive: more than any message of 01/02/03 */
-#define TX_LEN	8192 /* what we SEND or WRITE from; also READ into */
-#define WR_RX	100  /* receives: WR_RX + slot */
-#define WR_TX	200
-
-/* Chunk and depth of 03 cases; the get cases need a file of GET_CHUNKS
- * chunks on the server (--file). */
-#define X_CHUNK	     4096u
-#define X_DEPTH	     4u
-#define X_GET_CHUNKS 4u
-
-struct env {
-	const char *host, *port, *file;
-	int timeout_ms;
-	bool verbose;
-};
-
-/* One hostile connection. */
-struct hc {
-	const struct env *e;
-	struct rc_conn c;
-	struct rc_buf *rx, *tx;
-	unsigned port;	   /* our local port, as the server's log names it */
-	uint32_t seq;	   /* the header seq of our next SEND */
-	uint32_t rseq;	   /* 03: the seq of the server's next message */
-	char got[512];	   /* what the server did, for the report */
-	bool connected;	   /* ESTABLISHED */
-	bool refused;	   /* rejected or dropped: the server passed */
-	char expect[200];  /* regex for the server's log line */
-	unsigned next_tx;  /* wr_id of our next send */
-	uint8_t last[512]; /* the last message received */
-	size_t last_len;
-};
-
-struct kase {
-	const char *name;
-	int (*run)(struct hc *h, int arg);
-	int arg;
-	const char *expect; /* regex the server's log line must match */
-};
-
-static void note(struct hc *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(struct hc *h, const char *fmt, ...)
+void note(struct hc *h, const char *fmt, ...)
 {
 	size_t n = strlen(h->got);
 	va_list ap;
@@ -113,10 +70,8 @@ static void mark_port(unsigned port)
 	ports_used[port / 8] |= (uint8_t)(1u << (port % 8));
 }
 
-/* Resolve, create the QP, post every receive, connect with priv. Returns
- * 0 when connected, 1 when the server rejected us (that is a pass for a
- * case about the connect request), or a negative errno. */
-static int hc_connect(struct hc *h, const void *priv, uint8_t priv_len, uint8_t initiator_depth)
+/* A rejection is a pass for a case about the connect request. */
+int hc_connect(struct hc *h, const void *priv, uint8_t priv_len, uint8_t initiator_depth)
 {
 	struct ibv_qp_cap cap = {
 		.max_send_wr = 16, .max_recv_wr = NRECV, .max_send_sge = 1, .max_recv_sge = 1
@@ -171,13 +126,13 @@ static int hc_connect(struct hc *h, const void *priv, uint8_t priv_len, uint8_t 
 }
 
 /* SEND len bytes of tx from offset off (signalled). */
-static int hc_send(struct hc *h, size_t off, size_t len)
+int hc_send(struct hc *h, size_t off, size_t len)
 {
 	return rc_post_send(&h->c, h->tx, off, len, WR_TX + h->next_tx++, true);
 }
 
-static int hc_rdma(struct hc *h, enum ibv_wr_opcode op, size_t len, uint64_t raddr, uint32_t rkey,
-		   uint32_t imm)
+int hc_rdma(struct hc *h, enum ibv_wr_opcode op, size_t len, uint64_t raddr, uint32_t rkey,
+	    uint32_t imm)
 {
 	return rc_post_rdma(&h->c, op, h->tx, 0, len, raddr, rkey, imm, WR_TX + h->next_tx++, true);
 }
@@ -210,6 +165,8 @@ static void hc_look(struct hc *h, const struct ibv_wc *wc)
 		note(h, "server sent ERROR '%s'", m.u.error.text);
 		h->refused = true;
 	}
+	if (rc_hdr_unpack(p, wc->byte_len, &hd, err, sizeof(err)) == 0 && hd.type == XFER_T_ACCEPT)
+		h->accepted = true;
 }
 
 /*
@@ -217,11 +174,15 @@ static void hc_look(struct hc *h, const struct ibv_wc *wc)
  * own completions are skipped; a failed one is noted. Returns 0, or a
  * negative errno after noting why.
  */
-static int hc_recv(struct hc *h)
+int hc_recv(struct hc *h)
 {
 	struct ibv_wc wc;
 	int ret;
 
+	if (h->pending) { /* taken while hc_wait_own waited */
+		h->pending = false;
+		return 0;
+	}
 	for (;;) {
 		ret = rc_next_wc(&h->c, &wc);
 		if (ret == -EIO && wc.wr_id >= WR_TX) {
@@ -244,9 +205,46 @@ static int hc_recv(struct hc *h)
 	}
 }
 
+int hc_wait_own(struct hc *h, uint64_t wr_id, enum ibv_wc_status *st)
+{
+	struct ibv_wc wc;
+	int ret;
+
+	for (;;) {
+		ret = rc_next_wc(&h->c, &wc);
+		if (ret && ret != -EIO) {
+			hc_lost(h, ret);
+			return ret;
+		}
+		if (wc.wr_id == wr_id) {
+			*st = wc.status;
+			return 0;
+		}
+		if (wc.wr_id >= WR_TX) {
+			if (ret)
+				note(h, "our work request failed: %s",
+				     ibv_wc_status_str(wc.status));
+			continue;
+		}
+		if (ret)
+			continue; /* a receive flushed: the QP is in the error state */
+		if (h->pending) {
+			note(h, "%s", "a second message from the server while we waited");
+			return -EPROTO;
+		}
+		hc_look(h, &wc);
+		ret = rc_post_recv(&h->c, h->rx, (wc.wr_id - WR_RX) * RX_SLOT, RX_SLOT, wc.wr_id);
+		if (ret) {
+			note(h, "%s", h->c.log.err);
+			return ret;
+		}
+		h->pending = true;
+	}
+}
+
 /* Wait (bounded) until the server drops the connection. Whatever arrives
  * meanwhile is noted (an ERROR of 03 counts as refusing). */
-static void hc_wait_dropped(struct hc *h)
+void hc_wait_dropped(struct hc *h)
 {
 	uint64_t end = rc_now_us() + (uint64_t)h->e->timeout_ms * 1000u;
 	struct ibv_wc wc;
@@ -276,18 +274,6 @@ static void hc_wait_dropped(struct hc *h)
 /* ------------------------------------------------------------------ */
 /* Bending messages                                                    */
 /* ------------------------------------------------------------------ */
-
-/* Ways to damage the header of a message already packed at p. */
-enum bend {
-	B_NONE,
-	B_MAGIC,	/* wrong magic */
-	B_VERSION,	/* version 2 */
-	B_FLAGS,	/* a flag this version does not know */
-	B_LEN_SHORT,	/* header length below the real body */
-	B_LEN_HUGE,	/* header length far beyond what arrives */
-	B_SEQ,		/* a sequence number from the future */
-	B_TYPE_UNKNOWN, /* a type nobody uses */
-};
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -556,7 +542,9 @@ static const struct kase cases02[] = {
 
 static int x_hello(struct hc *h, int arg)
 {
-	struct xfer_hello hello = { .op = XFER_PUT, .depth = X_DEPTH, .chunk = X_CHUNK };
+	struct xfer_hello hello = {
+		.op = XFER_PUT, .version = XFER_PROTO_VERSION, .depth = X_DEPTH, .chunk = X_CHUNK
+	};
 	uint8_t p[56] = { 0 }, len = XFER_HELLO_LEN, depth = 0;
 
 	switch (arg) {
@@ -576,26 +564,16 @@ static int x_hello(struct hc *h, int arg)
 	else if (arg == 110)
 		p[5] = BASIC_T_HELLO;
 	else if (arg == 111)
-		p[17] = 1; /* reserved byte */
+		p[17] = 0; /* version 1's HELLO: this byte was reserved */
+	else if (arg == 112)
+		p[17] = 3; /* a version from the future */
 	else if (arg < 100)
 		bend_hdr(p, (enum bend)arg);
 	return connect_bad(h, p, len, depth);
 }
 
-/* Connect for a put (or a get, with READs allowed) of X_CHUNK x X_DEPTH. */
-static int x_connect(struct hc *h, uint8_t op)
-{
-	struct xfer_hello hello = { .op = op, .depth = X_DEPTH, .chunk = X_CHUNK };
-	uint8_t priv[XFER_HELLO_LEN];
-	int ret;
-
-	xfer_hello_pack(priv, &hello);
-	ret = hc_connect(h, priv, sizeof(priv), op == XFER_GET ? X_DEPTH : 0);
-	return ret < 0 ? ret : ret ? 1 : 0;
-}
-
 /* SEND m (packed with our next seq), after bending it as `b` says. */
-static int x_send(struct hc *h, const struct xfer_msg *m, enum bend b)
+int x_send(struct hc *h, const struct xfer_msg *m, enum bend b)
 {
 	size_t len = xfer_msg_pack(h->tx->addr, h->seq++, m);
 
@@ -603,24 +581,84 @@ static int x_send(struct hc *h, const struct xfer_msg *m, enum bend b)
 	return hc_send(h, 0, len);
 }
 
-/* Send a valid REQUEST for name and wait for ACCEPT. 0, or 1 (noted). */
-static int x_request(struct hc *h, const char *name, uint64_t size, struct xfer_accept *acc)
+/* After connecting: the server's CHALLENGE, its nonce kept for a proof.
+ * 0, or 1 (noted). */
+static int x_challenge(struct hc *h)
 {
-	struct xfer_msg m = { .type = XFER_T_REQUEST };
+	struct xfer_msg m;
 	char err[200];
 
-	m.u.request.size = size;
-	m.u.request.name_len = (uint16_t)strlen(name);
-	memcpy(m.u.request.name, name, m.u.request.name_len);
-	if (x_send(h, &m, B_NONE) || hc_recv(h))
+	if (hc_recv(h))
 		return 1;
 	if (xfer_msg_unpack(h->last, h->last_len, h->rseq++, &m, err, sizeof(err)) ||
-	    m.type != XFER_T_ACCEPT) {
+	    m.type != XFER_T_CHALLENGE) {
+		note(h, "no CHALLENGE from the server: %s", h->refused ? "refused" : err);
+		return 1;
+	}
+	memcpy(h->nonce, m.u.challenge.nonce, XFER_NONCE_LEN);
+	h->secret_required = m.u.challenge.flags & XFER_CH_F_SECRET;
+	return 0;
+}
+
+/* Connect for a put (or a get, with READs allowed) of X_CHUNK x X_DEPTH,
+ * and take the CHALLENGE. 0, 1 (refused or noted) or a negative errno. */
+int x_connect(struct hc *h, uint8_t op)
+{
+	uint8_t priv[XFER_HELLO_LEN];
+	int ret;
+
+	h->hello = (struct xfer_hello){
+		.op = op, .version = XFER_PROTO_VERSION, .depth = X_DEPTH, .chunk = X_CHUNK
+	};
+	xfer_hello_pack(priv, &h->hello);
+	ret = hc_connect(h, priv, sizeof(priv), op == XFER_GET ? X_DEPTH : 0);
+	if (ret)
+		return ret < 0 ? ret : 1;
+	return x_challenge(h);
+}
+
+/* A REQUEST for name (size: of a put) into m; with a proof under key
+ * (over this connection's nonce) unless key is NULL. */
+void x_make_request(struct hc *h, struct xfer_msg *m, const char *name, uint64_t size,
+		    const struct xfer_secret *key)
+{
+	struct xfer_request *r = &m->u.request;
+
+	*m = (struct xfer_msg){ .type = XFER_T_REQUEST };
+	r->size = size;
+	r->name_len = (uint16_t)strlen(name);
+	memcpy(r->name, name, r->name_len);
+	if (key) {
+		r->flags = XFER_REQ_F_PROOF;
+		xfer_proof_make(key, h->nonce, &h->hello, r, r->proof);
+	}
+}
+
+/* SEND the REQUEST m and wait for ACCEPT. 0, or 1 (noted). */
+int x_send_request(struct hc *h, const struct xfer_msg *m, struct xfer_accept *acc)
+{
+	struct xfer_msg a;
+	char err[200];
+
+	if (x_send(h, m, B_NONE) || hc_recv(h))
+		return 1;
+	if (xfer_msg_unpack(h->last, h->last_len, h->rseq++, &a, err, sizeof(err)) ||
+	    a.type != XFER_T_ACCEPT) {
 		note(h, "no ACCEPT from the server: %s", h->refused ? "refused" : err);
 		return 1;
 	}
-	*acc = m.u.accept;
+	*acc = a.u.accept;
 	return 0;
+}
+
+/* Send a valid REQUEST for name (with a proof if we have --secret) and
+ * wait for ACCEPT. 0, or 1 (noted). */
+int x_request(struct hc *h, const char *name, uint64_t size, struct xfer_accept *acc)
+{
+	struct xfer_msg m;
+
+	x_make_request(h, &m, name, size, h->e->secret.set ? &h->e->secret : NULL);
+	return x_send_request(h, &m, acc);
 }
 
 /* A bent or wrong REQUEST as the first message. */
@@ -828,7 +866,8 @@ static const struct kase cases03[] = {
 	{ "hello-truncated", x_hello, B_LEN_SHORT, "rejected: expected a HELLO of 8 bytes" },
 	{ "hello-length-beyond-data", x_hello, B_LEN_HUGE, "rejected: header says 1000000" },
 	{ "hello-seq", x_hello, B_SEQ, "rejected: HELLO with sequence number 77" },
-	{ "hello-reserved", x_hello, 111, "rejected: reserved HELLO byte" },
+	{ "hello-version-1", x_hello, 111, "rejected: the client speaks 03 protocol version 1," },
+	{ "hello-version-3", x_hello, 112, "rejected: the client speaks 03 protocol version 3," },
 	{ "hello-op-9", x_hello, 100, "rejected: unknown operation 9" },
 	{ "hello-depth-0", x_hello, 101, "rejected: depth 0 or chunk" },
 	{ "hello-depth-65535", x_hello, 102, "rejected: depth 65535 or chunk" },
@@ -892,11 +931,15 @@ static const struct kase cases03[] = {
 /* ------------------------------------------------------------------ */
 
 static const char usage[] =
-	"usage: hostile [options] 01|02|03 SERVER PORT [CASE...]\n"
+	"usage: hostile [options] 01|02|03|03-security SERVER PORT [CASE...]\n"
 	"Break the protocol of example 01, 02 or 03 on purpose, one way per\n"
-	"connection, and check that the server refuses or drops each one.\n\n"
+	"connection, and check that the server refuses or drops each one.\n"
+	"03-security: attacks on the access controls (--secret, --read-only,\n"
+	"--write-only, --allow) and on another client's memory; each case needs\n"
+	"a server started for it (see tests/hostile/hostile-security.c), so name them.\n\n"
 	"  --file NAME     03: a file of 16384 bytes on the server, for the get cases\n"
 	"                  (default hostile.dat)\n"
+	"  --secret FILE   03: the server's key, for the proofs the cases make\n"
 	"  --timeout SEC   how long the server has to drop a connection (default 5)\n"
 	"  --list          print the cases and exit\n"
 	"  -v, --verbose   trace every CM event, work request and completion\n"
@@ -942,6 +985,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "file", required_argument, NULL, 'f' },
+		{ "secret", required_argument, NULL, 's' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -952,12 +996,19 @@ int main(int argc, char **argv)
 	const struct kase *cases, *k;
 	unsigned failed = 0, ran = 0;
 	bool list = false;
+	char err[RC_ERR_LEN];
 	int c;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f': e.file = optarg; break;
+		case 's':
+			if (xfer_secret_load(&e.secret, optarg, err, sizeof(err))) {
+				fprintf(stderr, "hostile: %s\n", err);
+				return RC_EXIT_USAGE;
+			}
+			break;
 		case 'T':
 			if (rc_parse_timeout(optarg, &e.timeout_ms)) {
 				fprintf(stderr, "hostile: invalid timeout '%s'\n", optarg);
@@ -980,8 +1031,11 @@ int main(int argc, char **argv)
 		cases = cases02;
 	else if (!strcmp(argv[optind], "03"))
 		cases = cases03;
+	else if (!strcmp(argv[optind], "03-security"))
+		cases = cases03sec;
 	else {
-		fprintf(stderr, "hostile: unknown example '%s' (01, 02 or 03)\n", argv[optind]);
+		fprintf(stderr, "hostile: unknown example '%s' (01, 02, 03 or 03-security)\n",
+			argv[optind]);
 		return RC_EXIT_USAGE;
 	}
 	if (list) {

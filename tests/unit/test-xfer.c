@@ -34,13 +34,19 @@
 static void hello_round_trip_with_padding(void **state)
 {
 	uint8_t priv[56] = { 0 }; /* as a connect request delivers it */
-	struct xfer_hello h = { .op = XFER_GET, .depth = 16, .chunk = 1u << 20 }, out;
+	struct xfer_hello h = { .op = XFER_GET,
+				.version = XFER_PROTO_VERSION,
+				.depth = 16,
+				.chunk = 1u << 20 },
+			  out;
 	char err[160];
 
 	(void)state;
 	assert_int_equal(xfer_hello_pack(priv, &h), XFER_HELLO_LEN);
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), 0);
 	assert_int_equal(out.op, XFER_GET);
+	assert_int_equal(out.version, 2);
+	assert_int_equal(priv[16 + 1], 2); /* the version byte */
 	assert_int_equal(out.depth, 16);
 	assert_int_equal(out.chunk, 1u << 20);
 	assert_int_equal(xfer_hello_unpack(priv, XFER_HELLO_LEN, &out, err, sizeof(err)), 0);
@@ -53,7 +59,11 @@ static void hello_round_trip_with_padding(void **state)
 static void hello_rejects_bad(void **state)
 {
 	uint8_t priv[56] = { 0 };
-	struct xfer_hello h = { .op = XFER_PUT, .depth = 4, .chunk = 65536 }, out;
+	struct xfer_hello h = { .op = XFER_PUT,
+				.version = XFER_PROTO_VERSION,
+				.depth = 4,
+				.chunk = 65536 },
+			  out;
 	char err[160];
 
 	(void)state;
@@ -69,7 +79,7 @@ static void hello_rejects_bad(void **state)
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EBADMSG);
 	assert_non_null(strstr(err, "operation"));
 	/* Depth and chunk outside what the protocol expresses. */
-	h = (struct xfer_hello){ .op = XFER_PUT, .depth = 0, .chunk = 65536 };
+	h = (struct xfer_hello){ .op = XFER_PUT, .version = 2, .depth = 0, .chunk = 65536 };
 	xfer_hello_pack(priv, &h);
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -ERANGE);
 	h.depth = XFER_MAX_DEPTH + 1;
@@ -82,11 +92,17 @@ static void hello_rejects_bad(void **state)
 	h.chunk = XFER_MAX_CHUNK + 1;
 	xfer_hello_pack(priv, &h);
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -ERANGE);
-	/* Reserved byte set. */
+	/* Another protocol version: 0 is what version 1 sent (a reserved
+	 * byte then); the answer names both versions. */
 	h.chunk = 65536;
 	xfer_hello_pack(priv, &h);
-	priv[17] = 1;
-	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EBADMSG);
+	priv[17] = 0;
+	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EPROTO);
+	assert_non_null(strstr(err, "03 protocol version 1, this server version 2"));
+	assert_true(strlen(err) <= XFER_REJECT_MAX);
+	priv[17] = 3;
+	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EPROTO);
+	assert_non_null(strstr(err, "version 3"));
 	/* Another type where HELLO belongs (01's HELLO is 0x10). */
 	xfer_hello_pack(priv, &h);
 	priv[5] = 0x10;
@@ -101,6 +117,14 @@ static void hello_rejects_bad(void **state)
 /* ------------------------------------------------------------------ */
 /* Control messages                                                    */
 /* ------------------------------------------------------------------ */
+
+static bool all_zero_bytes(const uint8_t *p, size_t n)
+{
+	while (n--)
+		if (*p++)
+			return false;
+	return true;
+}
 
 /* Pack m with seq, unpack it again (expecting seq), return the length. */
 static size_t round_trip(const struct xfer_msg *m, uint32_t seq, struct xfer_msg *out)
@@ -129,6 +153,7 @@ static void request_round_trip(void **state)
 	assert_int_equal(round_trip(&m, 0, &out), XFER_MSG_MAX);
 	assert_true(out.u.request.size == 4 * GiB + 1);
 	assert_int_equal(out.u.request.flags, XFER_REQ_F_FORCE);
+	assert_true(all_zero_bytes(out.u.request.proof, XFER_PROOF_LEN));
 	assert_int_equal(out.u.request.name_len, 5);
 	assert_string_equal(out.u.request.name, "a.bin");
 	/* The longest name. */
@@ -144,6 +169,40 @@ static void request_round_trip(void **state)
 	memcpy(m.u.request.name, "../x", 4);
 	round_trip(&m, 1, &out);
 	assert_string_equal(out.u.request.name, "../x");
+	/* The proof travels in the last 32 bytes, as is. */
+	m.u.request.flags = XFER_REQ_F_PROOF;
+	memset(m.u.request.proof, 0x5a, XFER_PROOF_LEN);
+	m.u.request.proof[31] = 0;
+	round_trip(&m, 2, &out);
+	assert_int_equal(out.u.request.flags, XFER_REQ_F_PROOF);
+	assert_memory_equal(out.u.request.proof, m.u.request.proof, XFER_PROOF_LEN);
+}
+
+static void challenge_round_trip(void **state)
+{
+	struct xfer_msg m = { .type = XFER_T_CHALLENGE }, out;
+	uint8_t buf[XFER_MSG_MAX];
+	size_t n;
+	int i;
+
+	(void)state;
+	m.u.challenge.version = XFER_PROTO_VERSION;
+	m.u.challenge.flags = XFER_CH_F_SECRET;
+	for (i = 0; i < XFER_NONCE_LEN; i++)
+		m.u.challenge.nonce[i] = (uint8_t)(i * 7 + 1);
+	assert_int_equal(round_trip(&m, 0, &out), 16 + XFER_CHALLENGE_BODY);
+	assert_int_equal(out.u.challenge.version, 2);
+	assert_int_equal(out.u.challenge.flags, XFER_CH_F_SECRET);
+	assert_memory_equal(out.u.challenge.nonce, m.u.challenge.nonce, XFER_NONCE_LEN);
+	/* Big-endian version and flags, then 4 zero bytes, then the nonce. */
+	n = xfer_msg_pack(buf, 0, &m);
+	assert_int_equal(n, 56);
+	assert_int_equal(buf[5], XFER_T_CHALLENGE);
+	assert_int_equal(buf[16], 0);
+	assert_int_equal(buf[17], 2);
+	assert_int_equal(buf[19], 1);
+	assert_memory_equal(buf + 24, m.u.challenge.nonce, XFER_NONCE_LEN);
+	assert_string_equal(xfer_type_str(XFER_T_CHALLENGE), "CHALLENGE");
 }
 
 static void other_messages_round_trip(void **state)
@@ -248,7 +307,8 @@ static void malformed_messages_rejected(void **state)
 	m.u.request.name[0] = 'a';
 	expect_bad(&m, 0, 16 + 13, 0, "name length 0");	  /* name_len 0 */
 	expect_bad(&m, 0, 16 + 12, 1, "name length 257"); /* name_len 257 */
-	expect_bad(&m, 0, 16 + 11, 2, "unknown flags");
+	expect_bad(&m, 0, 16 + 11, 4, "unknown flags");
+	expect_bad(&m, 0, 16 + 272 + 5, 1, "proof but no proof flag");
 	expect_bad(&m, 0, 16 + 0, 0x80, "too large");	/* size >= 2^63 */
 	expect_bad(&m, 0, 16 + 16 + 1, 'b', "padding"); /* byte after the name */
 	expect_bad(&m, 0, 16 + 14, 1, "padding");
@@ -265,6 +325,17 @@ static void malformed_messages_rejected(void **state)
 	expect_bad(&m, 0, 16 + 23, 1, "padding");
 	m = (struct xfer_msg){ .type = XFER_T_DONE };
 	expect_bad(&m, 0, 16 + 0, 0xff, "too large");
+	m = (struct xfer_msg){ .type = XFER_T_CHALLENGE };
+	m.u.challenge.version = XFER_PROTO_VERSION;
+	expect_bad(&m, 0, 16 + 1, 1, "version 1, expected 2");
+	expect_bad(&m, 0, 16 + 1, 3, "version 3, expected 2");
+	expect_bad(&m, 0, 16 + 3, 2, "unknown flags");
+	expect_bad(&m, 0, 16 + 6, 1, "padding");
+	/* Version 1's REQUEST (272 body bytes) is not a REQUEST any more. */
+	m = (struct xfer_msg){ .type = XFER_T_REQUEST };
+	m.u.request.name_len = 1;
+	m.u.request.name[0] = 'a';
+	expect_bad(&m, (size_t)-32, 11, 0x10, "REQUEST of 272 body bytes, expected 304");
 }
 
 static void describe_and_error_text(void **state)
@@ -527,6 +598,12 @@ static void client_options(void **state)
 	assert_string_equal(o.host, "h");
 	assert_string_equal(o.name, "x");
 	assert_string_equal(o.local, "f.bin");
+	assert_null(o.secret_file);
+	assert_int_equal(xfer_parse_client(ARGC("--secret", "key", "f.bin", "h:x"),
+					   ARGV("--secret", "key", "f.bin", "h:x"), &o, err,
+					   sizeof(err)),
+			 0);
+	assert_string_equal(o.secret_file, "key");
 	assert_string_equal(o.rc.port, RC_DEFAULT_PORT);
 	assert_int_equal(o.chunk, 1u << 20);
 	assert_int_equal(o.depth, 16);
@@ -656,6 +733,33 @@ static void server_options(void **state)
 	assert_true(o.rc.busy_poll);
 	assert_true(o.rc.verbose);
 
+	assert_null(o.secret_file);
+	assert_false(o.read_only);
+	assert_int_equal(o.rc.allow.n, 0);
+	assert_int_equal(
+		xfer_parse_server(
+			ARGC("-r", "d", "--secret", "k", "--read-only", "--allow", "10.0.2.0/24"),
+			ARGV("-r", "d", "--secret", "k", "--read-only", "--allow", "10.0.2.0/24"),
+			&o, err, sizeof(err)),
+		0);
+	assert_string_equal(o.secret_file, "k");
+	assert_true(o.read_only);
+	assert_false(o.write_only);
+	assert_int_equal(o.rc.allow.n, 1);
+	assert_int_equal(xfer_parse_server(ARGC("-r", "d", "--write-only"),
+					   ARGV("-r", "d", "--write-only"), &o, err, sizeof(err)),
+			 0);
+	assert_true(o.write_only);
+	assert_int_equal(xfer_parse_server(ARGC("-r", "d", "--write-only", "--read-only"),
+					   ARGV("-r", "d", "--write-only", "--read-only"), &o, err,
+					   sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "exclude each other"));
+	assert_int_equal(xfer_parse_server(ARGC("-r", "d", "--allow", "10.0.2.0/33"),
+					   ARGV("-r", "d", "--allow", "10.0.2.0/33"), &o, err,
+					   sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "--allow '10.0.2.0/33'"));
 	assert_int_equal(xfer_parse_server(ARGC("-p", "1"), ARGV("-p", "1"), &o, err, sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "missing -r DIR"));
@@ -1059,6 +1163,7 @@ int main(void)
 		cmocka_unit_test(hello_rejects_bad),
 		cmocka_unit_test(request_round_trip),
 		cmocka_unit_test(other_messages_round_trip),
+		cmocka_unit_test(challenge_round_trip),
 		cmocka_unit_test(malformed_messages_rejected),
 		cmocka_unit_test(describe_and_error_text),
 		cmocka_unit_test(chunk_arithmetic_beyond_4g),

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hostile.h - what the hostile client's files share (tests/hostile/):
+ * hostile.c has the connection helpers, the cases against 01, 02 and 03
+ * and main; hostile-security.c the cases against the servers' access controls.
+ */
+#ifndef HOSTILE_H
+#define HOSTILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "auth.h"
+#include "xfer.h"
+
+#define NRECV	16   /* receives posted: the server's messages never meet RNR */
+#define RX_SLOT 512  /* bytes per receive: more than any message of 01/02/03 */
+#define TX_LEN	8192 /* what we SEND or WRITE from; also READ into */
+#define WR_RX	100  /* receives: WR_RX + slot */
+#define WR_TX	200
+
+/* Chunk and depth of 03 cases; the get cases need a file of GET_CHUNKS
+ * chunks on the server (--file). */
+#define X_CHUNK	     4096u
+#define X_DEPTH	     4u
+#define X_GET_CHUNKS 4u
+
+struct env {
+	const char *host, *port, *file;
+	int timeout_ms;
+	bool verbose;
+	struct xfer_secret secret; /* --secret: 03's key, for the proofs we make */
+};
+
+/* One hostile connection. */
+struct hc {
+	const struct env *e;
+	struct rc_conn c;
+	struct rc_buf *rx, *tx;
+	unsigned port;	   /* our local port, as the server's log names it */
+	uint32_t seq;	   /* the header seq of our next SEND */
+	uint32_t rseq;	   /* 03: the seq of the server's next message */
+	char got[512];	   /* what the server did, for the report */
+	bool connected;	   /* ESTABLISHED */
+	bool refused;	   /* rejected or dropped: the server passed */
+	char expect[200];  /* regex for the server's log line */
+	unsigned next_tx;  /* wr_id of our next send */
+	uint8_t last[512]; /* the last message received */
+	size_t last_len;
+	/* 03: what we connected with, and the server's CHALLENGE. */
+	struct xfer_hello hello;
+	uint8_t nonce[XFER_NONCE_LEN];
+	bool secret_required;
+	bool accepted; /* the server sent an ACCEPT (advertised its ring) */
+	bool pending;  /* last holds a message hc_recv has not handed out yet */
+};
+
+struct kase {
+	const char *name;
+	int (*run)(struct hc *h, int arg);
+	int arg;
+	const char *expect; /* regex the server's log line must match */
+};
+
+/* Ways to damage the header of a message already packed at p. */
+enum bend {
+	B_NONE,
+	B_MAGIC,	/* wrong magic */
+	B_VERSION,	/* version 2 */
+	B_FLAGS,	/* a flag this version does not know */
+	B_LEN_SHORT,	/* header length below the real body */
+	B_LEN_HUGE,	/* header length far beyond what arrives */
+	B_SEQ,		/* a sequence number from the future */
+	B_TYPE_UNKNOWN, /* a type nobody uses */
+};
+
+void note(struct hc *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Resolve, create the QP, post every receive, connect with priv. 0 when
+ * connected, 1 when the server rejected us (noted), or a negative errno. */
+int hc_connect(struct hc *h, const void *priv, uint8_t priv_len, uint8_t initiator_depth);
+/* SEND len bytes of tx from offset off (signalled). */
+int hc_send(struct hc *h, size_t off, size_t len);
+/* A one-sided operation from tx offset 0 (signalled). */
+int hc_rdma(struct hc *h, enum ibv_wr_opcode op, size_t len, uint64_t raddr, uint32_t rkey,
+	    uint32_t imm);
+/* The next message from the server into last (0), or a negative errno
+ * after noting why. Our own completions are skipped. */
+int hc_recv(struct hc *h);
+/* Wait for the completion of our work request wr_id and give its status;
+ * a message arriving meanwhile is kept for hc_recv. 0 or a negative errno. */
+int hc_wait_own(struct hc *h, uint64_t wr_id, enum ibv_wc_status *st);
+/* Wait (bounded) until the server drops the connection, noting what came. */
+void hc_wait_dropped(struct hc *h);
+
+/* 03: connect (put or get of X_CHUNK x X_DEPTH) and take the CHALLENGE:
+ * 0, 1 (refused or noted) or a negative errno. */
+int x_connect(struct hc *h, uint8_t op);
+/* SEND m with our next seq, its header bent as b says. */
+int x_send(struct hc *h, const struct xfer_msg *m, enum bend b);
+/* A REQUEST into m; with a proof under key over our nonce unless NULL. */
+void x_make_request(struct hc *h, struct xfer_msg *m, const char *name, uint64_t size,
+		    const struct xfer_secret *key);
+/* SEND the REQUEST m, wait for ACCEPT: 0, or 1 (noted). */
+int x_send_request(struct hc *h, const struct xfer_msg *m, struct xfer_accept *acc);
+/* A valid REQUEST (with a proof when we have --secret), then ACCEPT. */
+int x_request(struct hc *h, const char *name, uint64_t size, struct xfer_accept *acc);
+
+/* hostile-security.c: `hostile 03-security SERVER PORT CASE...`. */
+extern const struct kase cases03sec[];
+
+#endif /* HOSTILE_H */
