@@ -505,9 +505,102 @@ t_json_output() {
 	want_json none "d['ok'] is False and d['exit_code'] == 3 and 'REJECTED' in d['error']"
 }
 
+# mkkey PATH [MODE]: a 32-byte random key, readable by its owner only.
+mkkey() {
+	head -c 32 /dev/urandom >"$1"
+	chmod "${2:-600}" "$1"
+}
+
+t_secret_required_and_checked() {
+	dirs
+	mkfile "$W/local/f" $((300 << 10))
+	mkkey "$W/key"
+	mkkey "$W/other"
+	start_server srv "$S" -r "$W/root" --secret "$W/key" || return 1
+	# The right key: put and get as usual.
+	run put "$C" "${CT[@]}" -p "$PORT" --secret "$W/key" -c 64K "$W/local/f" "$RDMA_IP:f"
+	want_rc put 0 || return 1
+	want_out put "^put f: 307200 $OK_RE" || return 1
+	run get "$C" "${CT[@]}" -p "$PORT" --secret "$W/key" "$RDMA_IP:f" "$W/local/g"
+	want_rc get 0 || return 1
+	same "$W/local/f" "$W/local/g" || return 1
+	# Another key: refused after connecting (exit 1), nothing stored.
+	run wrong "$C" "${CT[@]}" -p "$PORT" --secret "$W/other" "$W/local/f" "$RDMA_IP:w"
+	want_rc wrong 1 || return 1
+	want_err wrong "^rdma-client: put 'w': server: authentication failed: wrong proof" || return 1
+	# No key: the client sees the server's demand and says so (exit 1).
+	run nokey "$C" "${CT[@]}" -p "$PORT" "$RDMA_IP:f" "$W/local/n"
+	want_rc nokey 1 || return 1
+	want_err nokey "authentication failed: the server requires --secret FILE" || return 1
+	[ ! -e "$W/local/n" ] || fail "a refused get left $W/local/n" || return 1
+	# The server logs each refusal with the peer and goes on serving.
+	wait_for srv "client $RDMA_IP port [0-9]+: put 'w': authentication failed: wrong proof" 5 || return 1
+	wait_for srv "client $RDMA_IP port [0-9]+: the client gave up before its request: authentication failed" 5 || return 1
+	[ "$(find "$W/root" -mindepth 1 -printf '%f ')" = "f " ] ||
+		fail "the server's directory holds: $(find "$W/root" -mindepth 1 -printf '%f ')" || return 1
+	no_temp "$W/root" || return 1
+	alive srv || return 1
+	# A server with the key serves clients without one only if it has none.
+	stop_server srv || return 1
+	start_server open "$S" -r "$W/root" || return 1
+	run any "$C" "${CT[@]}" -p "$PORT" --secret "$W/key" "$RDMA_IP:f" "$W/local/h"
+	want_rc any 0 || return 1
+	stop_server open
+}
+
+t_secret_file_checked_at_start() {
+	dirs
+	mkkey "$W/open" 644
+	head -c 15 /dev/urandom >"$W/short"
+	chmod 600 "$W/short"
+	mkfile "$W/local/f" 100
+	run s1 "$S" -r "$W/root" -p 0 --secret "$W/open"
+	want_rc s1 2 || return 1
+	want_err s1 "secret file '.*/open' is accessible by group or others \(mode 0644\); it must be readable by its owner only: chmod 600" || return 1
+	run s2 "$S" -r "$W/root" -p 0 --secret "$W/short"
+	want_rc s2 2 || return 1
+	want_err s2 "has 15 bytes; a key needs 16 to 4095" || return 1
+	run s3 "$S" -r "$W/root" -p 0 --secret "$W/missing"
+	want_rc s3 2 || return 1
+	want_err s3 "cannot open secret file" || return 1
+	# The client checks its copy the same way, before any traffic.
+	run c1 "$C" "${CT[@]}" --secret "$W/open" "$W/local/f" "$RDMA_IP:f"
+	want_rc c1 2 || return 1
+	want_err c1 "chmod 600" || return 1
+}
+
+t_read_only_and_write_only() {
+	dirs
+	mkfile "$W/root/served" 70000
+	mkfile "$W/local/f" 5000
+	start_server ro "$S" -r "$W/root" --read-only || return 1
+	run put "$C" "${CT[@]}" -p "$PORT" "$W/local/f" "$RDMA_IP:f"
+	want_rc put 3 || return 1
+	want_err put "rejected the connection: this server is read-only \(--read-only\): put is refused, get only$" || return 1
+	run get "$C" "${CT[@]}" -p "$PORT" "$RDMA_IP:served" "$W/local/served"
+	want_rc get 0 || return 1
+	same "$W/root/served" "$W/local/served" || return 1
+	wait_for ro "client $RDMA_IP port [0-9]+: rejected: this server is read-only" 5 || return 1
+	stop_server ro || return 1
+	start_server wo "$S" -r "$W/root" --write-only || return 1
+	run get2 "$C" "${CT[@]}" -p "$PORT" "$RDMA_IP:served" "$W/local/again"
+	want_rc get2 3 || return 1
+	want_err get2 "rejected the connection: this server is write-only \(--write-only\): get is refused, put only$" || return 1
+	[ ! -e "$W/local/again" ] || fail "a refused get left its destination" || return 1
+	no_temp "$W/local" || return 1
+	run put2 "$C" "${CT[@]}" -p "$PORT" "$W/local/f" "$RDMA_IP:f"
+	want_rc put2 0 || return 1
+	same "$W/local/f" "$W/root/f" || return 1
+	stop_server wo || return 1
+	run both "$S" -r "$W/root" --read-only --write-only
+	want_rc both 2 || return 1
+	want_err both "exclude each other" || return 1
+}
+
 run_tests t_put_get_sizes t_chunk_and_depth_variants t_hostile_names_rejected \
 	t_existing_destination t_client_killed_mid_put t_server_killed_mid_get \
 	t_server_stops_cleanly_mid_put t_two_puts_and_two_gets_at_once t_disk_full \
 	t_local_and_remote_missing t_limits_rejected t_garbage_client_rejected \
 	t_progress_and_quiet t_bad_options t_ulimit_l_message t_sequence_matches_trace \
-	t_large_file t_json_output
+	t_large_file t_json_output t_secret_required_and_checked t_secret_file_checked_at_start \
+	t_read_only_and_write_only
