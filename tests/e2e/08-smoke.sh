@@ -142,5 +142,33 @@ t_bad_usage() {
 	want_out h "^usage: tools/smoke --server"
 }
 
+t_secret_passed_through() {
+	# --secret FILE reaches 03's server and client: with the key on both
+	# sides every check passes; a client without it fails 03 with the
+	# server's "authentication failed" and a hint naming --secret.
+	local key=$T/key
+	head -c 32 /dev/urandom >"$key"
+	chmod 600 "$key"
+	spawn srv "$SMOKE" --server -p $BASE --secret "$key" --duration 120
+	wait_for srv "^smoke: ready" 20 || return 1
+	run ok "$SMOKE" --client "$RDMA_IP" -p $BASE --secret "$key" --no-check
+	want_rc ok 0 || return 1
+	want_rows ok.out PASS 5 || return 1
+	want_out ok "^03 put 4 MiB file +PASS " || return 1
+	run nokey "$SMOKE" --client "$RDMA_IP" -p $BASE --no-check
+	want_rc nokey 1 || return 1
+	want_out nokey "^03 put 4 MiB file +FAIL +.*authentication failed: the server requires --secret FILE" || return 1
+	want_out nokey "hint: the 03 server wants a proof of its key: give both sides --secret with the same key file" || return 1
+	want_rows nokey.out PASS 3 || return 1
+	kill -TERM "${PID[srv]}"
+	wait_exit srv 15
+	want_rc srv 0 || return 1
+	# A key file others may read: the 03 server refuses to start.
+	chmod 644 "$key"
+	run bad "$SMOKE" --local --secret "$key" --no-check
+	want_rc bad 3 || return 1
+	want_err bad "the 03 server did not start.*chmod 600" || return 1
+}
+
 run_tests t_local_all_pass t_client_without_server t_client_unreachable_host \
-	t_server_duration_and_signal t_server_port_taken t_bad_usage
+	t_server_duration_and_signal t_server_port_taken t_bad_usage t_secret_passed_through
