@@ -2,7 +2,7 @@
 /*
  * hostile-security.c - hostile's cases against the access controls of the servers
  * (`hostile [--secret FILE] 03-security SERVER PORT CASE...`). Each needs
- * a server started for it (tests/e2e/06-hostile.sh and 09-security.sh):
+ * a server started for it (tests/e2e/06-hostile.sh and 10-security.sh):
  *   03 --secret FILE:  auth-good-proof (the control: our proofs are right),
  *                      auth-no-proof, auth-wrong-key, auth-replayed-proof,
  *                      auth-proof-for-another-request, auth-proof-too-late
@@ -277,7 +277,8 @@ static int iso_get(struct hc *b, const struct xfer_accept *acc, uint8_t *data)
 		struct xfer_msg cr = { .type = XFER_T_CREDIT };
 
 		cr.u.credit = (struct xfer_credit){ .seq = k, .slot = slot[k] };
-		if (x_send(b, &cr, B_NONE))
+		/* Each SEND is packed in the same buffer: one at a time. */
+		if (iso_ok(b, x_send(b, &cr, B_NONE), WR_TX + b->next_tx - 1, "B's CREDIT"))
 			return -1;
 	}
 	m = (struct xfer_msg){ .type = XFER_T_COMMITTED };
