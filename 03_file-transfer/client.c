@@ -394,19 +394,27 @@ give_up(struct client *cl, int code, const char *fmt, ...)
 	return rc_fail(&cl->conn.log, code, "%s", text);
 }
 
+/* The next message must be of `type`; an ERROR is the server's refusal. */
+static int expect_msg(struct client *cl, uint8_t type, struct xfer_msg *m)
+{
+	int ret = next_msg(cl, m);
+
+	if (ret)
+		return ret;
+	if (m->type == XFER_T_ERROR)
+		return server_error(cl, m);
+	return m->type == type ? 0 : unexpected(cl, m);
+}
+
 /* The server's first message: its nonce, and whether it wants a proof. */
 static int take_challenge(struct client *cl)
 {
 	struct xfer_msg m;
 	int ret;
 
-	ret = next_msg(cl, &m);
+	ret = expect_msg(cl, XFER_T_CHALLENGE, &m);
 	if (ret)
 		return ret;
-	if (m.type == XFER_T_ERROR)
-		return server_error(cl, &m);
-	if (m.type != XFER_T_CHALLENGE)
-		return unexpected(cl, &m);
 	if ((m.u.challenge.flags & XFER_CH_F_SECRET) && !cl->secret.set)
 		return give_up(
 			cl, EACCES,
@@ -440,13 +448,9 @@ static int request(struct client *cl)
 	}
 	ret = xfer_ctl_send(&cl->ctl, &m);
 	if (!ret)
-		ret = next_msg(cl, &m);
+		ret = expect_msg(cl, XFER_T_ACCEPT, &m);
 	if (ret)
 		return ret;
-	if (m.type == XFER_T_ERROR)
-		return server_error(cl, &m);
-	if (m.type != XFER_T_ACCEPT)
-		return unexpected(cl, &m);
 	/* Never trust the peer: the ring must be exactly what we asked for,
 	 * the size what we announced (put), the READ depth what we offered. */
 	if (a->ring.len != ring_len || (cl->opt.op == XFER_PUT && a->size != cl->size) ||

@@ -4,24 +4,14 @@
  * refusal log. See rc-allow.h.
  */
 #include "rc-allow.h"
+#include "rc-opts.h" /* rc_usage_error */
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
-#include <stdarg.h>
 #include <string.h>
 #include <sys/socket.h>
-
-static int __attribute__((format(printf, 3, 4))) bad(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 /* a.b.c.d as the IPv4-mapped IPv6 address ::ffff:a.b.c.d. */
 static void map_v4(uint8_t out[16], const void *v4)
@@ -52,9 +42,10 @@ int rc_allow_add(struct rc_allow *a, const char *text, char *err, size_t errlen)
 	char addr[INET6_ADDRSTRLEN];
 
 	if (a->n >= RC_ALLOW_MAX)
-		return bad(err, errlen, "more than %d --allow prefixes", RC_ALLOW_MAX);
+		return rc_usage_error(err, errlen, "more than %d --allow prefixes", RC_ALLOW_MAX);
 	if (n == 0 || n >= sizeof(addr))
-		return bad(err, errlen, "invalid --allow '%s': not an IPv4 or IPv6 address", text);
+		return rc_usage_error(err, errlen,
+				      "invalid --allow '%s': not an IPv4 or IPv6 address", text);
 	memcpy(addr, text, n);
 	addr[n] = '\0';
 	if (inet_pton(AF_INET, addr, v4) == 1) {
@@ -65,7 +56,8 @@ int rc_allow_add(struct rc_allow *a, const char *text, char *err, size_t errlen)
 		max = 128;
 		off = 0;
 	} else {
-		return bad(err, errlen, "invalid --allow '%s': not an IPv4 or IPv6 address", text);
+		return rc_usage_error(err, errlen,
+				      "invalid --allow '%s': not an IPv4 or IPv6 address", text);
 	}
 	len = max;
 	if (slash) {
@@ -73,26 +65,29 @@ int rc_allow_add(struct rc_allow *a, const char *text, char *err, size_t errlen)
 
 		/* Plain decimal digits only: no sign, no space, no "0x". */
 		if (!*s || strlen(s) > 3)
-			return bad(err, errlen, "invalid --allow '%s': prefix length 0 to %u", text,
-				   max);
+			return rc_usage_error(err, errlen,
+					      "invalid --allow '%s': prefix length 0 to %u", text,
+					      max);
 		for (len = 0; *s; s++) {
 			if (*s < '0' || *s > '9')
-				return bad(err, errlen,
-					   "invalid --allow '%s': prefix length 0 to %u", text,
-					   max);
+				return rc_usage_error(err, errlen,
+						      "invalid --allow '%s': prefix length 0 to %u",
+						      text, max);
 			len = len * 10 + (unsigned)(*s - '0');
 		}
 		if (len > max)
-			return bad(err, errlen, "invalid --allow '%s': prefix length 0 to %u", text,
-				   max);
+			return rc_usage_error(err, errlen,
+					      "invalid --allow '%s': prefix length 0 to %u", text,
+					      max);
 	}
 	p.len = (uint8_t)(off + len);
 	/* Host bits must be zero: "10.0.0.1/8" is a typo more often than not. */
 	for (i = p.len; i < 128; i++)
 		if (p.addr[i / 8] & (0x80u >> (i % 8)))
-			return bad(err, errlen,
-				   "invalid --allow '%s': bits set beyond the prefix length %u",
-				   text, len);
+			return rc_usage_error(
+				err, errlen,
+				"invalid --allow '%s': bits set beyond the prefix length %u", text,
+				len);
 	a->p[a->n++] = p;
 	return 0;
 }

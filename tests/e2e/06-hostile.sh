@@ -158,29 +158,27 @@ t_hostile_03_secret() {
 	stop_server srv
 }
 
+# refused_by NAME CASE SERVER-ARGS...: a 03 server with these options
+# refuses hostile's CASE as it should, logs it once and serves on.
+refused_by() {
+	local name=$1 kase=$2
+	shift 2
+	start_server "$name" "$ROOT/03_file-transfer/rdma-server" -r "$W/root" --timeout 5 "$@" || return 1
+	run "bad-$name" "$H" "${HT[@]}" 03-security "$RDMA_IP" "$PORT" "$kase"
+	hostile_ok "bad-$name" "$name" 1 || return 1
+	alive "$name" || return 1
+	stop_server "$name"
+}
+
 t_hostile_03_modes_and_allow() {
-	local root=$W/root
-	rm -rf "$root"
-	mkdir -p "$root"
-	head -c 16384 /dev/urandom >"$root/hostile.dat"
-	start_server ro "$ROOT/03_file-transfer/rdma-server" -r "$root" --read-only --timeout 5 || return 1
-	run bad1 "$H" "${HT[@]}" 03-security "$RDMA_IP" "$PORT" put-to-read-only
-	hostile_ok bad1 ro 1 || return 1
-	alive ro || return 1
-	stop_server ro || return 1
-	start_server wo "$ROOT/03_file-transfer/rdma-server" -r "$root" --write-only --timeout 5 || return 1
-	run bad2 "$H" "${HT[@]}" 03-security "$RDMA_IP" "$PORT" get-from-write-only
-	hostile_ok bad2 wo 1 || return 1
-	alive wo || return 1
-	stop_server wo || return 1
+	rm -rf "$W/root"
+	mkdir -p "$W/root"
+	head -c 16384 /dev/urandom >"$W/root/hostile.dat"
+	refused_by ro put-to-read-only --read-only || return 1
+	refused_by wo get-from-write-only --write-only || return 1
 	# TEST-NET-1 and the IPv6 documentation prefix: never this host.
-	start_server al "$ROOT/03_file-transfer/rdma-server" -r "$root" --allow 192.0.2.0/24 \
-		--allow 2001:db8::/32 || return 1
-	run bad3 "$H" "${HT[@]}" 03-security "$RDMA_IP" "$PORT" not-allowed
-	hostile_ok bad3 al 1 || return 1
-	alive al || return 1
-	only_files "$root" hostile.dat || return 1
-	stop_server al
+	refused_by al not-allowed --allow 192.0.2.0/24 --allow 2001:db8::/32 || return 1
+	only_files "$W/root" hostile.dat
 }
 
 t_isolation_between_clients() {
