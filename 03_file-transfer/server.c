@@ -313,8 +313,10 @@ static int start_get(struct session *s, const struct xfer_request *r)
 	struct stat st;
 	int ret;
 
-	if (r->size || r->flags)
-		return refuse(s, EPROTO, "protocol error: a get REQUEST has size 0 and no flags");
+	if (r->size || (r->flags & ~XFER_REQ_F_PROOF))
+		return refuse(
+			s, EPROTO,
+			"protocol error: a get REQUEST has size 0 and no flags but the proof's");
 	/* O_NOFOLLOW: a symlink placed in DIR is refused (ELOOP), so it
 	 * cannot lead outside. O_NONBLOCK: opening a FIFO must not hang us;
 	 * fstat then refuses everything but regular files. */

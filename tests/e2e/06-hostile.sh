@@ -189,12 +189,14 @@ t_isolation_between_clients() {
 	rm -rf "$root"
 	mkdir -p "$root"
 	head -c 16384 /dev/urandom >"$root/hostile.dat"
-	start_server srv "$ROOT/03_file-transfer/rdma-server" -r "$root" --timeout 5 || return 1
+	# --timeout 30: B's transfers wait while A connects twice and attacks.
+	start_server srv "$ROOT/03_file-transfer/rdma-server" -r "$root" --timeout 30 || return 1
 	run iso "$H" "${HT[@]}" --file hostile.dat 03-security "$RDMA_IP" "$PORT" isolation
 	want_rc iso 0 || return 1
 	want_out iso "A's READ of B's ring \(rkey 0x[0-9a-f]+\): remote access error" || return 1
 	want_out iso "A's WRITE to B's ring \(rkey 0x[0-9a-f]+\): remote access error" || return 1
 	want_out iso "B's get and put completed, checksums verified" || return 1
+	sed -n 's/.*(both in \([0-9]*\) ms).*/    the two attacks took \1 ms/p' "$T/iso.out"
 	wait_for srv "^get 'hostile.dat' to $RDMA_IP port [0-9]+: 16384 bytes, xxh3-128 [0-9a-f]{32} verified by the client" 5 || return 1
 	wait_for srv "^put 'isolation-put' from $RDMA_IP port [0-9]+: 16384 bytes, xxh3-128 [0-9a-f]{32} verified, stored" 5 || return 1
 	cmp -s "$root/hostile.dat" "$root/isolation-put" || fail "B's upload differs from what B downloaded" || return 1

@@ -96,10 +96,11 @@ static int x_auth(struct hc *h, int arg)
 	switch (arg) {
 	case A_GOOD:
 		x_make_request(h, &m, h->e->file, 0, key);
-		if (x_send_request(h, &m, &acc) == 0 && h->secret_required) {
+		/* Passed only if served: an ERROR (which hc_look counts as a
+		 * refusal) fails the control. */
+		h->refused = x_send_request(h, &m, &acc) == 0 && h->secret_required;
+		if (h->refused)
 			note(h, "%s", "accepted, as it should be");
-			h->refused = true;
-		}
 		return 0;
 	case A_NONE: x_make_request(h, &m, "hostile-auth-put", X_CHUNK, NULL); break;
 	case A_WRONG_KEY:
@@ -354,6 +355,7 @@ static int x_isolation(struct hc *h, int arg)
 	enum ibv_wc_status st_read, st_write;
 	struct xfer_accept acc1, acc2;
 	bool b_ok = false;
+	uint64_t t0;
 
 	(void)arg;
 	if (x_connect(&b1, XFER_GET) || x_request(&b1, h->e->file, 0, &acc1) ||
@@ -361,11 +363,14 @@ static int x_isolation(struct hc *h, int arg)
 		note(h, "B could not start: %s | %s", b1.got, b2.got);
 		goto out;
 	}
+	/* B's transfers wait meanwhile: the server's --timeout must cover this. */
+	t0 = rc_now_us();
 	st_read = iso_attack(h, XFER_GET, IBV_WR_RDMA_READ, &acc1);
 	note(h, "A's READ of B's ring (rkey 0x%x): %s", acc1.ring.rkey, ibv_wc_status_str(st_read));
 	st_write = iso_attack(&a2, XFER_PUT, IBV_WR_RDMA_WRITE, &acc2);
 	note(h, "A's WRITE to B's ring (rkey 0x%x): %s", acc2.ring.rkey,
 	     ibv_wc_status_str(st_write));
+	note(h, "(both in %.0f ms)", (double)(rc_now_us() - t0) / 1e3);
 	if (a2.got[0])
 		note(h, "(A's second connection: %s)", a2.got);
 	if (iso_get(&b1, &acc1, data) || iso_put(&b2, &acc2, data)) {
