@@ -40,9 +40,10 @@
 
 struct server {
 	struct server_opts opt;
-	struct basic_conn l; /* the listener; l.cancel_fd: SIGINT and SIGTERM */
-	unsigned seq;	     /* connections so far, to name them */
-	atomic_int active;   /* connections being served by their threads */
+	struct basic_conn l;	      /* the listener; l.cancel_fd: SIGINT and SIGTERM */
+	unsigned seq;		      /* connections so far, to name them */
+	atomic_int active;	      /* connections being served by their threads */
+	struct rc_ratelimit refusals; /* --allow: the log of refused peers */
 };
 
 /* One client: its thread's state. */
@@ -264,6 +265,19 @@ static int on_connect_request(struct server *s, const struct rc_cm_info *req)
 	pthread_t t;
 	int ret = 0;
 
+	/* --allow (common/rc-allow.c; rc-server.c does the same for 02 and
+	 * 03): the peer's address first, before anything is spent on it. */
+	if (!rc_allow_match(&s->opt.rc.allow, rdma_get_peer_addr(req->id))) {
+		rc_format_addr(rdma_get_peer_addr(req->id), name, sizeof(name));
+		if (rc_ratelimit_take(&s->refusals, rc_now_us(), stderr))
+			fprintf(stderr,
+				"server: client %s: not allowed (no --allow prefix matches); "
+				"refused\n",
+				name);
+		reject(req->id, &s->l.log, "not allowed");
+		rdma_destroy_id(req->id);
+		return 0;
+	}
 	if (atomic_load(&s->active) < s->opt.rc.max_clients)
 		c = calloc(1, sizeof(*c));
 	if (!c) {
@@ -310,9 +324,15 @@ static int serve_clients(struct server *s)
 	uint64_t deadline;
 	struct rc_cm_info ev;
 
-	/* No timeout: a server waits for clients as long as it runs. */
-	while (!(s->opt.rc.once && s->seq) &&
-	       (ret = rc_wait_readable(fds, 2, RC_NO_DEADLINE)) == 1) {
+	while (!(s->opt.rc.once && s->seq)) {
+		/* No timeout: a server waits for clients as long as it runs,
+		 * unless a second of refused requests ends (its summary). */
+		ret = rc_wait_readable(fds, 2, rc_ratelimit_due(&s->refusals));
+		rc_ratelimit_flush(&s->refusals, rc_now_us(), false, stderr);
+		if (ret == -ETIMEDOUT)
+			continue;
+		if (ret != 1)
+			break;
 		/* Copies the event and acknowledges it: then the new id may be
 		 * migrated to its own channel (which waits for that). */
 		ret = rc_wait_cm_event(s->l.cm_ch, RDMA_CM_EVENT_CONNECT_REQUEST, 0, -1,
@@ -323,6 +343,7 @@ static int serve_clients(struct server *s)
 			 (ev.event == RC_CM_NO_EVENT && ret != -ETIMEDOUT))
 			break;
 	}
+	rc_ratelimit_flush(&s->refusals, rc_now_us(), true, stderr);
 	if (ret < 0) { /* else 0: a signal came, or --once is done */
 		fprintf(stderr, "rdma-server: %s\n",
 			s->l.log.err[0] ? s->l.log.err : strerror(-ret));
