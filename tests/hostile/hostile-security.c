@@ -194,12 +194,13 @@ static int x_flood(struct hc *h, int n)
 /* Client B's data moves through tx at this offset; our SENDs use 0. */
 #define ISO_DATA X_CHUNK
 
-/* One-sided op of X_CHUNK bytes from/to tx at ISO_DATA; its wr_id in *id. */
+/* One-sided op of X_CHUNK bytes from/to tx at ISO_DATA (signalled). */
 static int iso_post(struct hc *h, enum ibv_wr_opcode op, uint64_t raddr, uint32_t rkey,
-		    uint32_t imm, uint64_t *id)
+		    uint32_t imm)
 {
-	*id = WR_TX + h->next_tx++;
-	return rc_post_rdma(&h->c, op, h->tx, ISO_DATA, X_CHUNK, raddr, rkey, imm, *id, true);
+	uint64_t id = WR_TX + h->next_tx++;
+
+	return rc_post_rdma(&h->c, op, h->tx, ISO_DATA, X_CHUNK, raddr, rkey, imm, id, true);
 }
 
 /* The next message from the server, decoded, of type `type`. 0 or -1. */
@@ -221,10 +222,12 @@ static int iso_msg(struct hc *h, uint8_t type, struct xfer_msg *m)
 	return 0;
 }
 
-/* An operation of ours that must succeed. */
-static int iso_ok(struct hc *h, int ret, uint64_t id, const char *what)
+/* Our last work request (ret: what posting it returned) must succeed. Its
+ * wr_id is taken here, after the post: not as an argument beside it. */
+static int iso_ok(struct hc *h, int ret, const char *what)
 {
 	enum ibv_wc_status st = IBV_WC_GENERAL_ERR;
+	uint64_t id = WR_TX + h->next_tx - 1;
 
 	if (!ret)
 		ret = hc_wait_own(h, id, &st);
@@ -242,7 +245,6 @@ static int iso_get(struct hc *b, const struct xfer_accept *acc, uint8_t *data)
 	uint16_t slot[X_GET_CHUNKS];
 	struct xfer_hash hash;
 	struct xfer_msg m;
-	uint64_t id = 0;
 	unsigned k;
 
 	/* The ring holds the whole file: CHUNK 0..3 come at once, then DONE. */
@@ -260,8 +262,8 @@ static int iso_get(struct hc *b, const struct xfer_accept *acc, uint8_t *data)
 	for (k = 0; k < X_GET_CHUNKS; k++) {
 		if (iso_ok(b,
 			   iso_post(b, IBV_WR_RDMA_READ, acc->ring.addr + slot[k] * X_CHUNK,
-				    acc->ring.rkey, 0, &id),
-			   id, "B's own READ")) {
+				    acc->ring.rkey, 0),
+			   "B's own READ")) {
 			xfer_hash_free(&hash);
 			return -1;
 		}
@@ -279,14 +281,14 @@ static int iso_get(struct hc *b, const struct xfer_accept *acc, uint8_t *data)
 
 		cr.u.credit = (struct xfer_credit){ .seq = k, .slot = slot[k] };
 		/* Each SEND is packed in the same buffer: one at a time. */
-		if (iso_ok(b, x_send(b, &cr, B_NONE), WR_TX + b->next_tx - 1, "B's CREDIT"))
+		if (iso_ok(b, x_send(b, &cr, B_NONE), "B's CREDIT"))
 			return -1;
 	}
 	m = (struct xfer_msg){ .type = XFER_T_COMMITTED };
 	m.u.done.size = X_GET_CHUNKS * X_CHUNK;
 	memcpy(m.u.done.hash, digest, XFER_HASH_LEN);
 	/* Delivered (acknowledged) before we go: the server then logs it. */
-	return iso_ok(b, x_send(b, &m, B_NONE), WR_TX + b->next_tx - 1, "B's COMMITTED");
+	return iso_ok(b, x_send(b, &m, B_NONE), "B's COMMITTED");
 }
 
 /* B's put of data, to the end: every chunk WRITTEN with the rkey A was
@@ -295,7 +297,6 @@ static int iso_put(struct hc *b, const struct xfer_accept *acc, const uint8_t *d
 {
 	struct xfer_hash hash;
 	struct xfer_msg m;
-	uint64_t id = 0;
 	unsigned k;
 
 	if (xfer_hash_init(&hash))
@@ -305,8 +306,8 @@ static int iso_put(struct hc *b, const struct xfer_accept *acc, const uint8_t *d
 		xfer_hash_update(&hash, data + k * X_CHUNK, X_CHUNK);
 		if (iso_ok(b,
 			   iso_post(b, IBV_WR_RDMA_WRITE_WITH_IMM, acc->ring.addr + k * X_CHUNK,
-				    acc->ring.rkey, xfer_imm_pack(k, (uint16_t)k), &id),
-			   id, "B's own WRITE") ||
+				    acc->ring.rkey, xfer_imm_pack(k, (uint16_t)k)),
+			   "B's own WRITE") ||
 		    iso_msg(b, XFER_T_CREDIT, &m)) {
 			xfer_hash_free(&hash);
 			return -1;
@@ -326,14 +327,14 @@ static enum ibv_wc_status iso_attack(struct hc *a, uint8_t op, enum ibv_wr_opcod
 				     const struct xfer_accept *b_acc)
 {
 	enum ibv_wc_status st = IBV_WC_SUCCESS;
-	uint64_t id = 0;
 
 	if (x_connect(a, op)) {
 		note(a, "%s", "A could not connect");
 		return st;
 	}
 	memset((uint8_t *)a->tx->addr + ISO_DATA, 'A', X_CHUNK);
-	if (iso_post(a, wr, b_acc->ring.addr, b_acc->ring.rkey, 0, &id) || hc_wait_own(a, id, &st))
+	if (iso_post(a, wr, b_acc->ring.addr, b_acc->ring.rkey, 0) ||
+	    hc_wait_own(a, WR_TX + a->next_tx - 1, &st))
 		note(a, "%s", a->c.log.err);
 	return st;
 }
