@@ -54,7 +54,7 @@ UNIT_BINS += $(B)/tests/test-auth
 
 BINS := $(foreach e,$(EXAMPLES),$(e)/rdma-server $(e)/rdma-client)
 SRCS := $(wildcard common/*.[ch] $(addsuffix /*.[ch],$(EXAMPLES)) tests/unit/*.c tests/fuzz/*.[ch] \
-		tests/hostile/*.[ch])
+		tests/hostile/*.[ch] tests/repro/*.c)
 
 .PHONY: all $(EX01) $(EX02) $(EX03) unit hostile fuzz fuzz-build clean test test-kernels demo transcript check-env format check-format FORCE
 all: $(BINS)
@@ -210,6 +210,26 @@ bench:
 	tools/deps base bench
 	$(MAKE) all
 	tools/bench
+
+# Soft-RoCE (rdma_rxe) bugs, each shown by a verbs-only reproducer between
+# two VMs (tests/repro/, docs/kernels.md "Soft-RoCE bugs we know"); not part
+# of make test. REPRO_KERNELS (default 6.1 6.12 7), REPRO_ROUNDS (default
+# 5); REPRO_LOSS, REPRO_CASES and REPRO_READS: see tests/repro/*.sh.
+REPRO_KERNELS = 6.1 6.12 7
+REPRO_ROUNDS  = 5
+REPRO_PASS    = REPRO_ROUNDS REPRO_LOSS REPRO_CASES REPRO_READS REPRO_RESULTS
+.PHONY: repro repro-build repro-rxe-read-send
+repro: repro-rxe-read-send
+repro-build: $(B)/tests/rxe-read-send
+$(B)/tests/rxe-read-send: $(B)/tests/repro/rxe-read-send.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+repro-rxe-read-send: repro-build
+	tools/deps base
+	$(MAKE) all
+	for k in $(REPRO_KERNELS); do \
+		REPRO_ROUNDS=$(REPRO_ROUNDS) RDMA_ENV_PASS="$(REPRO_PASS)" \
+			tools/rdma-env -n 2 --kernel $$k -t 1800 -- tests/repro/rxe-read-send.sh || exit 1; \
+	done
 
 # Is this machine ready for RDMA? One line per check, with the fix for each failure.
 check-env:

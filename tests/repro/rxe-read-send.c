@@ -1,0 +1,548 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rxe-read-send - the smallest verbs program that shows a Soft-RoCE bug:
+ * RDMA READs and SENDs on one RC QP, with retransmissions (packet loss, or
+ * an ACK timeout short enough to fire while responses are still on their
+ * way), make rdma_rxe on Linux 6.12 and 7.x move the QP to the error state
+ * without an error completion: the kernel logs
+ *   WARNING ... rxe_comp.c:827 rxe_completer
+ * and every WR still queued completes with IBV_WC_WR_FLUSH_ERR.
+ *
+ * Why (drivers/infiniband/sw/rxe/rxe_comp.c, 6.12 and 7.3): check_psn()
+ * passes an ACKNOWLEDGE whose PSN is older than the one expected to
+ * check_ack() while a multi-packet READ response is under way (added
+ * there to catch a NAK in the middle of a READ); check_ack() takes a plain
+ * ACK as one for a SEND and resets comp.opcode to -1 ("between
+ * messages"). The next READ_RESPONSE_MIDDLE then fails the "-1 expects a
+ * FIRST or ONLY" check: COMPST_ERROR with wqe->status still IB_WC_SUCCESS.
+ * An old ACK comes from the responder answering a resent SEND (go-back-N
+ * resends every WR after the lost packet) while the READ after it is
+ * being answered. Linux 6.1 ignores such an ACK. Without SENDs on the QP
+ * (perftest's ib_read_bw) there are no ACKs, only READ responses.
+ *
+ * No protocol of the project: the server registers a buffer and hands its
+ * address and rkey over in the connection's private data; the client keeps
+ * DEPTH READs of SIZE bytes in flight, and after each READ completes it
+ * SENDs 16 bytes (unless --reads-only) and posts the next READ: the
+ * pattern of 03_file-transfer's get (READ a chunk, SEND its credit).
+ *
+ *   rxe-read-send server [-p PORT] [-s SIZE] [-d DEPTH] [--idle SECONDS]
+ *   rxe-read-send client HOST [-p PORT] [-n READS] [--reads-only]
+ *                        [--ack-timeout EXP] [--timeout SECONDS]
+ *
+ * Client exit status: 0 every READ completed with the right data; 3 the
+ * bug: the first unsuccessful completion is IBV_WC_WR_FLUSH_ERR (no error
+ * came before it), or a READ "succeeded" with data missing; 1 any other
+ * failure (an error status, a timeout); 2 usage.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#define SEND_BYTES 16
+#define WR_SEND	   ((uint64_t)1 << 62) /* wr_id of a SEND: this bit and the READ's index */
+#define NRECV	   64		       /* receives the server keeps posted */
+
+struct hello { /* private data of rdma_accept, host order (one machine type) */
+	uint64_t addr;
+	uint32_t rkey, size, depth;
+};
+
+struct opts {
+	bool server, reads_only;
+	const char *host, *port;
+	uint32_t size, depth;
+	uint64_t reads;
+	int ack_timeout; /* -1: rdma_cm's default */
+	int timeout_s, idle_s;
+};
+
+struct conn {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id, *listen;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *cc;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+};
+
+static volatile sig_atomic_t stop;
+static void on_signal(int sig)
+{
+	stop = sig;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The byte at offset i of the server's buffer (what every READ must bring). */
+static uint8_t pattern(uint64_t i)
+{
+	return (uint8_t)(i * 131u + (i >> 10) + 7u);
+}
+
+/* Wait up to ms for the next CM event; NULL on timeout or error. */
+static struct rdma_cm_event *next_event(struct rdma_event_channel *ch, int ms)
+{
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+
+	if (poll(&p, 1, ms) <= 0 || rdma_get_cm_event(ch, &ev))
+		return NULL;
+	return ev;
+}
+
+static int expect_event(struct conn *c, enum rdma_cm_event_type want, struct hello *h)
+{
+	struct rdma_cm_event *ev = next_event(c->ch, 10000);
+	int ok;
+
+	if (!ev) {
+		fprintf(stderr, "no %s within 10 s\n", rdma_event_str(want));
+		return -1;
+	}
+	ok = ev->event == want;
+	if (!ok)
+		fprintf(stderr, "got %s (status %d), expected %s\n", rdma_event_str(ev->event),
+			ev->status, rdma_event_str(want));
+	if (ok && h && ev->param.conn.private_data_len >= sizeof(*h))
+		memcpy(h, ev->param.conn.private_data, sizeof(*h));
+	rdma_ack_cm_event(ev);
+	return ok ? 0 : -1;
+}
+
+/* PD, CQ with a completion channel, QP and the buffer, on id. */
+static int setup_qp(struct conn *c, struct rdma_cm_id *id, size_t bytes, uint32_t sq, int access)
+{
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .sq_sig_all = 1 };
+
+	c->pd = ibv_alloc_pd(id->verbs);
+	c->cc = c->pd ? ibv_create_comp_channel(id->verbs) : NULL;
+	c->cq = c->cc ? ibv_create_cq(id->verbs, (int)(sq + NRECV), NULL, c->cc, 0) : NULL;
+	if (!c->cq || ibv_req_notify_cq(c->cq, 0)) {
+		perror("pd/cq");
+		return -1;
+	}
+	qa.send_cq = qa.recv_cq = c->cq;
+	qa.cap = (struct ibv_qp_cap){
+		.max_send_wr = sq, .max_recv_wr = NRECV, .max_send_sge = 1, .max_recv_sge = 1
+	};
+	if (rdma_create_qp(id, c->pd, &qa)) {
+		perror("rdma_create_qp");
+		return -1;
+	}
+	c->buf = aligned_alloc(4096, (bytes + 4095) & ~(size_t)4095);
+	c->mr = c->buf ? ibv_reg_mr(c->pd, c->buf, bytes, access) : NULL;
+	if (!c->mr) {
+		perror("ibv_reg_mr");
+		return -1;
+	}
+	return 0;
+}
+
+static void teardown(struct conn *c, struct rdma_cm_id *id)
+{
+	if (id && id->qp)
+		rdma_destroy_qp(id);
+	if (c->mr)
+		ibv_dereg_mr(c->mr);
+	free(c->buf);
+	if (c->cq)
+		ibv_destroy_cq(c->cq);
+	if (c->cc)
+		ibv_destroy_comp_channel(c->cc);
+	if (c->pd)
+		ibv_dealloc_pd(c->pd);
+	c->mr = NULL, c->buf = NULL, c->cq = NULL, c->cc = NULL, c->pd = NULL;
+	if (id)
+		rdma_destroy_id(id);
+}
+
+/* Up to n completions, waiting at most ms for the first. <0 on error. */
+static int get_wcs(struct conn *c, struct ibv_wc *wc, int n, int ms)
+{
+	struct pollfd p = { .fd = c->cc->fd, .events = POLLIN };
+	struct ibv_cq *cq;
+	void *ctx;
+	int got = ibv_poll_cq(c->cq, n, wc);
+
+	if (got)
+		return got;
+	if (poll(&p, 1, ms) <= 0)
+		return 0;
+	if (ibv_get_cq_event(c->cc, &cq, &ctx))
+		return -1;
+	ibv_ack_cq_events(cq, 1);
+	if (ibv_req_notify_cq(cq, 0))
+		return -1;
+	return ibv_poll_cq(c->cq, n, wc);
+}
+
+/* ---- server: one client at a time, until SIGTERM or --idle ---------- */
+
+static int serve_one(struct conn *c, struct rdma_cm_id *id, const struct opts *o)
+{
+	size_t ring = (size_t)o->size * o->depth;
+	struct rdma_conn_param cp = { .responder_resources = RDMA_MAX_RESP_RES };
+	struct hello h;
+	struct ibv_wc wc[16];
+	uint64_t recvs = 0;
+	int n, i, ret = -1;
+
+	/* The ring for READs, then the receive area behind it. */
+	if (setup_qp(c, id, ring + NRECV * SEND_BYTES, 4,
+		     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ))
+		goto out;
+	for (size_t k = 0; k < ring; k++)
+		c->buf[k] = pattern(k);
+	for (i = 0; i < NRECV; i++) {
+		struct ibv_sge sge = { .addr = (uintptr_t)c->buf + ring + (size_t)i * SEND_BYTES,
+				       .length = SEND_BYTES,
+				       .lkey = c->mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1 },
+				   *bad;
+
+		if (ibv_post_recv(id->qp, &wr, &bad))
+			goto out;
+	}
+	h = (struct hello){ (uintptr_t)c->buf, c->mr->rkey, o->size, o->depth };
+	cp.private_data = &h;
+	cp.private_data_len = sizeof(h);
+	if (rdma_accept(id, &cp) || expect_event(c, RDMA_CM_EVENT_ESTABLISHED, NULL))
+		goto out;
+	while (!stop) {
+		struct rdma_cm_event *ev = next_event(c->ch, 0);
+
+		if (ev) {
+			int done = ev->event == RDMA_CM_EVENT_DISCONNECTED;
+
+			rdma_ack_cm_event(ev);
+			if (done)
+				break;
+		}
+		n = get_wcs(c, wc, 16, 200);
+		for (i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS)
+				goto done; /* the client's QP went away */
+			struct ibv_sge sge = { .addr = (uintptr_t)c->buf + ring +
+						       wc[i].wr_id * SEND_BYTES,
+					       .length = SEND_BYTES,
+					       .lkey = c->mr->lkey };
+			struct ibv_recv_wr wr = { .wr_id = wc[i].wr_id,
+						  .sg_list = &sge,
+						  .num_sge = 1 },
+					   *bad;
+
+			recvs++;
+			if (ibv_post_recv(id->qp, &wr, &bad))
+				goto out;
+		}
+	}
+done:
+	printf("server: client gone after %" PRIu64 " SENDs received\n", recvs);
+	fflush(stdout);
+	rdma_disconnect(id);
+	ret = 0;
+out:
+	teardown(c, id);
+	return ret;
+}
+
+static int run_server(const struct opts *o)
+{
+	struct conn c = { 0 };
+	struct addrinfo hints = { .ai_flags = AI_PASSIVE, .ai_family = AF_INET }, *ai;
+	struct sockaddr_in sin;
+	double idle_until = now_s() + o->idle_s;
+
+	c.ch = rdma_create_event_channel();
+	if (!c.ch || rdma_create_id(c.ch, &c.listen, NULL, RDMA_PS_TCP) ||
+	    getaddrinfo(NULL, o->port, &hints, &ai)) {
+		perror("server setup");
+		return 1;
+	}
+	if (rdma_bind_addr(c.listen, ai->ai_addr) || rdma_listen(c.listen, 4)) {
+		perror("rdma_bind_addr/listen");
+		return 1;
+	}
+	freeaddrinfo(ai);
+	memcpy(&sin, rdma_get_local_addr(c.listen), sizeof(sin));
+	printf("listening on 0.0.0.0 port %u\n", ntohs(sin.sin_port));
+	fflush(stdout);
+	while (!stop && now_s() < idle_until) {
+		struct rdma_cm_event *ev = next_event(c.ch, 500);
+		struct rdma_cm_id *id;
+
+		if (!ev)
+			continue;
+		id = ev->id;
+		if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+			rdma_ack_cm_event(ev);
+			continue;
+		}
+		rdma_ack_cm_event(ev);
+		serve_one(&c, id, o);
+		idle_until = now_s() + o->idle_s;
+	}
+	rdma_destroy_id(c.listen);
+	rdma_destroy_event_channel(c.ch);
+	return 0;
+}
+
+/* ---- client ----------------------------------------------------------- */
+
+static int connect_to(struct conn *c, const struct opts *o, struct hello *h)
+{
+	struct addrinfo hints = { .ai_family = AF_INET }, *ai;
+	struct rdma_conn_param cp = { .initiator_depth = RDMA_MAX_INIT_DEPTH,
+				      .retry_count = 6,
+				      .rnr_retry_count = 6 };
+
+	c->ch = rdma_create_event_channel();
+	if (!c->ch || rdma_create_id(c->ch, &c->id, NULL, RDMA_PS_TCP) ||
+	    getaddrinfo(o->host, o->port, &hints, &ai)) {
+		fprintf(stderr, "cannot resolve %s port %s\n", o->host, o->port);
+		return -1;
+	}
+	if (rdma_resolve_addr(c->id, NULL, ai->ai_addr, 5000) ||
+	    expect_event(c, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) || rdma_resolve_route(c->id, 5000) ||
+	    expect_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL))
+		return -1;
+	freeaddrinfo(ai);
+	if (o->ack_timeout >= 0) {
+		uint8_t t = (uint8_t)o->ack_timeout;
+
+		if (rdma_set_option(c->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t,
+				    sizeof(t))) {
+			perror("rdma_set_option(ACK_TIMEOUT)");
+			return -1;
+		}
+	}
+	if (setup_qp(c, c->id, (size_t)o->size * o->depth, 2 * o->depth + 2,
+		     IBV_ACCESS_LOCAL_WRITE))
+		return -1;
+	if (rdma_connect(c->id, &cp) || expect_event(c, RDMA_CM_EVENT_ESTABLISHED, h))
+		return -1;
+	if (h->size != o->size || h->depth != o->depth) {
+		fprintf(stderr, "server offers %u x %u, we asked for %u x %u: use the same -s/-d\n",
+			h->depth, h->size, o->depth, o->size);
+		return -1;
+	}
+	return 0;
+}
+
+static int post_read(struct conn *c, const struct hello *h, uint64_t k)
+{
+	uint32_t slot = (uint32_t)(k % h->depth);
+	uint8_t *dst = c->buf + (size_t)slot * h->size;
+	struct ibv_sge sge = { .addr = (uintptr_t)dst, .length = h->size, .lkey = c->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = k,
+				  .sg_list = &sge,
+				  .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_READ,
+				  .send_flags = IBV_SEND_SIGNALED },
+			   *bad;
+
+	memset(dst, 0, h->size); /* a READ that brings less leaves zeros */
+	wr.wr.rdma.remote_addr = h->addr + (uint64_t)slot * h->size;
+	wr.wr.rdma.rkey = h->rkey;
+	return ibv_post_send(c->id->qp, &wr, &bad);
+}
+
+static int post_small_send(struct conn *c, uint64_t k)
+{
+	static const char msg[SEND_BYTES] = "credit";
+	struct ibv_send_wr wr = { .wr_id = WR_SEND | k,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE },
+			   *bad;
+	struct ibv_sge sge = { .addr = (uintptr_t)msg, .length = SEND_BYTES };
+
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	return ibv_post_send(c->id->qp, &wr, &bad);
+}
+
+/* Does slot k % depth hold what the server's slot holds? */
+static bool read_ok(const struct conn *c, const struct hello *h, uint64_t k)
+{
+	uint32_t slot = (uint32_t)(k % h->depth);
+	const uint8_t *p = c->buf + (size_t)slot * h->size;
+
+	for (uint32_t i = 0; i < h->size; i++)
+		if (p[i] != pattern((uint64_t)slot * h->size + i))
+			return false;
+	return true;
+}
+
+static int run_client(const struct opts *o)
+{
+	struct conn c = { 0 };
+	struct hello h;
+	struct ibv_wc wc[16];
+	uint64_t posted = 0, done = 0, sends = 0, flushed = 0;
+	double t0, deadline;
+	int first_bad = -1, rc = 1;
+	uint64_t bad_id = 0;
+
+	if (connect_to(&c, o, &h))
+		goto out;
+	t0 = now_s();
+	deadline = t0 + o->timeout_s;
+	for (; posted < o->depth && posted < o->reads; posted++)
+		if (post_read(&c, &h, posted))
+			goto out;
+	while (done < o->reads && first_bad < 0 && !stop) {
+		int n = get_wcs(&c, wc, 16, 100);
+
+		if (n < 0)
+			goto out;
+		if (now_s() > deadline) {
+			fprintf(stderr,
+				"client: %" PRIu64 " of %" PRIu64
+				" READs done after %d s: stalled\n",
+				done, o->reads, o->timeout_s);
+			goto out;
+		}
+		for (int i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				if (first_bad < 0) {
+					first_bad = wc[i].status;
+					bad_id = wc[i].wr_id;
+				}
+				flushed += wc[i].status == IBV_WC_WR_FLUSH_ERR;
+				continue;
+			}
+			if (wc[i].wr_id & WR_SEND) {
+				sends++;
+				continue;
+			}
+			if (!read_ok(&c, &h, wc[i].wr_id)) {
+				printf("BUG: READ %" PRIu64
+				       " completed successfully, but its buffer lacks "
+				       "data\n",
+				       wc[i].wr_id);
+				rc = 3;
+				goto out;
+			}
+			done++;
+			if (!o->reads_only && post_small_send(&c, wc[i].wr_id))
+				goto out;
+			if (posted < o->reads && post_read(&c, &h, posted++))
+				goto out;
+		}
+	}
+	if (first_bad >= 0) {
+		/* Collect the rest of the flushed WRs (bounded). */
+		for (double end = now_s() + 2; now_s() < end;) {
+			int n = get_wcs(&c, wc, 16, 100);
+
+			for (int i = 0; i < n; i++)
+				flushed += wc[i].status == IBV_WC_WR_FLUSH_ERR;
+		}
+		if (first_bad == IBV_WC_WR_FLUSH_ERR) {
+			printf("BUG: QP in the error state without an error completion: the first "
+			       "unsuccessful completion (%s %" PRIu64 ") is %s, after %" PRIu64
+			       " READs; %" PRIu64 " WRs flushed\n",
+			       bad_id & WR_SEND ? "SEND" : "READ", bad_id & ~WR_SEND,
+			       ibv_wc_status_str(first_bad), done, flushed);
+			rc = 3;
+		} else {
+			printf("error: %s on %s %" PRIu64 " after %" PRIu64 " READs\n",
+			       ibv_wc_status_str(first_bad), bad_id & WR_SEND ? "SEND" : "READ",
+			       bad_id & ~WR_SEND, done);
+		}
+		goto out;
+	}
+	printf("ok: %" PRIu64 " READs of %u bytes verified, %" PRIu64 " SENDs, %.1f MiB/s\n", done,
+	       h.size, sends, (double)done * h.size / (now_s() - t0) / 1048576.0);
+	rc = 0;
+out:
+	if (c.id)
+		rdma_disconnect(c.id);
+	teardown(&c, c.id);
+	if (c.ch)
+		rdma_destroy_event_channel(c.ch);
+	return rc;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rxe-read-send server [-p PORT] [-s SIZE] [-d DEPTH] [--idle S]\n"
+		"       rxe-read-send client HOST [-p PORT] [-s SIZE] [-d DEPTH] [-n READS]\n"
+		"                     [--reads-only] [--ack-timeout EXP] [--timeout S]\n"
+		"defaults: port 7471, size 65536, depth 8, 2000 READs, timeout 60 s, idle 600 s\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = { { "reads-only", no_argument, NULL, 'r' },
+					    { "ack-timeout", required_argument, NULL, 'a' },
+					    { "timeout", required_argument, NULL, 't' },
+					    { "idle", required_argument, NULL, 'i' },
+					    { "help", no_argument, NULL, 'h' },
+					    { 0 } };
+	struct opts o = { .port = "7471",
+			  .size = 65536,
+			  .depth = 8,
+			  .reads = 2000,
+			  .ack_timeout = -1,
+			  .timeout_s = 60,
+			  .idle_s = 600 };
+	int ch;
+
+	if (argc < 2 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
+		usage(stderr);
+		return 2;
+	}
+	o.server = !strcmp(argv[1], "server");
+	optind = 2;
+	while ((ch = getopt_long(argc, argv, "p:s:d:n:h", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'p': o.port = optarg; break;
+		case 's': o.size = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'd': o.depth = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'n': o.reads = strtoull(optarg, NULL, 0); break;
+		case 'r': o.reads_only = true; break;
+		case 'a': o.ack_timeout = atoi(optarg); break;
+		case 't': o.timeout_s = atoi(optarg); break;
+		case 'i': o.idle_s = atoi(optarg); break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (!o.server) {
+		if (optind >= argc) {
+			usage(stderr);
+			return 2;
+		}
+		o.host = argv[optind];
+	}
+	if (o.size < 1 || o.depth < 1 || o.depth > 128 || o.reads < 1 || o.ack_timeout > 31 ||
+	    o.timeout_s < 1) {
+		usage(stderr);
+		return 2;
+	}
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	return o.server ? run_server(&o) : run_client(&o);
+}

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# tests/repro/rxe-read-send.sh: run the rxe-read-send reproducer (see
+# rxe-read-send.c) between two VMs, in both nodes of
+#   tools/rdma-env -n 2 --kernel K -- tests/repro/rxe-read-send.sh
+# (make repro does that for each kernel). Node 2 serves; node 1, for each
+# of REPRO_ROUNDS rounds and each netem loss in REPRO_LOSS (on both nodes,
+# queue 10240 as in tests/e2e2/10-faults.sh), runs each case of REPRO_CASES:
+#   mix     READs and SENDs on one QP (03's get pattern): the bug's trigger
+#   reads   the same READs, no SENDs (--reads-only)
+#   perf    perftest's ib_read_bw, the same size and count
+#   get03   03_file-transfer's get of 16 MiB, -c 64K -t 8 (tests/e2e2's)
+# Each run is bounded. One line per run, then per-case counts; the counts
+# also go to $REPRO_RESULTS (default build/repro-rxe-read-send.txt):
+#   repro rxe-read-send kernel 6.12.95 loss 1% mix: bug 4, ok 6, other 0 (of 10)
+# "bug" is the client's exit 3: its QP went to the error state without an
+# error completion (or a READ succeeded with data missing). The kernel logs
+# its WARNING once per boot (WARN_ON_ONCE), so it is counted separately.
+# shellcheck source-path=SCRIPTDIR
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+: "${RDMA_NODE:?run me through tools/rdma-env -n 2}"
+# shellcheck source=../lib.sh
+. tests/lib.sh
+P2=repro
+# shellcheck source=../e2e2/lib2.sh
+. tests/e2e2/lib2.sh
+
+if [ "$RDMA_NODE" = 2 ]; then
+	agent_serve
+	exit $?
+fi
+
+ROUNDS=${REPRO_ROUNDS:-5}
+LOSS=${REPRO_LOSS:-0.5% 1%}
+CASES=${REPRO_CASES:-mix reads perf}
+READS=${REPRO_READS:-1000} # 64 KiB each: 62.5 MiB per run
+OUT=${REPRO_RESULTS:-$ROOT/build/repro-rxe-read-send.txt}
+BIN=$ROOT/build/tests/rxe-read-send
+B3=$ROOT/03_file-transfer
+PEER=$RDMA_PEER_IP
+KVER=$(uname -r)
+W=$(mktemp -d "${TMPDIR:-/tmp}/repro.XXXXXX")
+R2=/tmp/repro-root
+trap 'cleanup_test; KEEP2=(); cleanup2; netem 0; agent_quit; rm -rf "$T" "$W"' EXIT
+declare -A N # "loss case result" -> count
+[ -x "$BIN" ] || {
+	echo "$BIN missing: make repro-build first" >&2
+	exit 2
+}
+
+netem() { # LOSS (0: none) on eth0 of both nodes
+	tc qdisc del dev eth0 root 2>/dev/null
+	on2 "tc qdisc del dev eth0 root 2>/dev/null; true"
+	[ "$1" = 0 ] && return 0
+	tc qdisc add dev eth0 root netem limit 10240 loss "$1" &&
+		on2 "tc qdisc add dev eth0 root netem limit 10240 loss $1"
+}
+
+warns() { dmesg | grep -c 'rxe_comp.c:[0-9]* rxe_completer'; }
+
+# run_case LOSS CASE: one bounded run; prints its line, counts its result.
+run_case() {
+	local loss=$1 c=$2 res detail w0 t0=$SECONDS
+	w0=$(warns)
+	case $c in
+	mix | reads)
+		local ro=()
+		[ "$c" = reads ] && ro=(--reads-only)
+		run cli "$BIN" client "$PEER" -p "${SPORT[rs]}" -n "$READS" --timeout 90 "${ro[@]}"
+		case $RC in
+		0) res=ok ;;
+		3) res=bug ;;
+		*) res=other ;;
+		esac
+		detail=$(tail -n1 "$T/cli.out" "$T/cli.err" 2>/dev/null | grep -v '^==>' | grep . | tail -n1)
+		;;
+	perf)
+		spawn2 rb ib_read_bw -d rxe0 -s 65536 -n "$READS" -p 18515
+		nap 2
+		run cli timeout 90 ib_read_bw -d rxe0 -s 65536 -n "$READS" -p 18515 "$PEER"
+		res=other
+		[ "$RC" = 0 ] && grep -q '^ 65536 ' "$T/cli.out" && res=ok
+		detail=$(grep '^ 65536 ' "$T/cli.out" | awk '{print "BW average " $4 " MB/s"}')
+		[ "$res" = ok ] || detail="exit $RC: $(tail_of "$T/cli.err" 2)"
+		wait_exit2 rb 10
+		cleanup2
+		;;
+	get03)
+		run cli "$B3/rdma-client" --timeout 10 -c 64K -t 8 -p "${SPORT[03]}" "$PEER:src16" "$W/got"
+		res=other
+		if [ "$RC" = 0 ] && cmp -s "$W/got" "$W/src16"; then
+			res=ok
+		elif grep -q 'Soft-RoCE moved the QP to the error state' "$T/cli.err"; then
+			res=bug
+		fi
+		detail=$(grep -o 'get.*MiB/s' "$T/cli.out")
+		[ "$res" = ok ] || detail="exit $RC: $(tail_of "$T/cli.err" 2)"
+		rm -f "$W/got"
+		;;
+	esac
+	N["$loss $c $res"]=$((${N["$loss $c $res"]:-0} + 1))
+	local wn=$(($(warns) - w0))
+	[ "$wn" -gt 0 ] && N["$loss $c warn"]=$((${N["$loss $c warn"]:-0} + wn))
+	echo "  loss $loss $c: $res in $((SECONDS - t0))s${detail:+: $detail}$([ "$wn" -gt 0 ] && echo " [kernel WARNING rxe_comp.c]")"
+}
+
+head -c $((16 << 20)) /dev/urandom >"$W/src16"
+cp "$W/src16" "$S2/src16"
+on2 "rm -rf $R2 && mkdir -p $R2 && mv $S2/src16 $R2/src16" || exit 1
+declare -A SPORT
+start_server2 rs "$BIN" server --idle 900 || {
+	echo "$REASON"
+	exit 1
+}
+SPORT[rs]=$PORT
+if [[ " $CASES " == *" get03 "* ]]; then
+	start_server2 s3 "$B3/rdma-server" -r "$R2" || {
+		echo "$REASON"
+		exit 1
+	}
+	SPORT[03]=$PORT
+fi
+KEEP2=(rs s3)
+echo "repro rxe-read-send: kernel $KVER, $ROUNDS rounds, loss $LOSS, cases $CASES, $READS READs of 64 KiB"
+for ((r = 1; r <= ROUNDS; r++)); do
+	echo "round $r"
+	for l in $LOSS; do
+		netem "$l" || exit 1
+		for c in $CASES; do
+			run_case "$l" "$c"
+		done
+	done
+	netem 0
+done
+mkdir -p "$(dirname "$OUT")"
+for l in $LOSS; do
+	for c in $CASES; do
+		echo "repro rxe-read-send kernel $KVER loss $l $c: bug ${N["$l $c bug"]:-0}," \
+			"ok ${N["$l $c ok"]:-0}, other ${N["$l $c other"]:-0} (of $ROUNDS);" \
+			"kernel warnings ${N["$l $c warn"]:-0}"
+	done
+done | tee -a "$OUT"
+exit 0
