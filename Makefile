@@ -217,7 +217,7 @@ bench:
 # 5); REPRO_LOSS, REPRO_CASES and REPRO_READS: see tests/repro/*.sh.
 REPRO_KERNELS = 6.1 6.12 7
 REPRO_ROUNDS  = 5
-REPRO_PASS    = REPRO_ROUNDS REPRO_LOSS REPRO_CASES REPRO_READS REPRO_RESULTS
+REPRO_PASS    = REPRO_ROUNDS REPRO_LOSS REPRO_CASES REPRO_READS REPRO_RESULTS REPRO_OLD03
 .PHONY: repro repro-build repro-rxe-read-send
 repro: repro-rxe-read-send
 repro-build: $(B)/tests/rxe-read-send

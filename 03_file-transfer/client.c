@@ -715,9 +715,14 @@ static int get_loop(struct client *cl)
 				return ret;
 			continue;
 		}
-		/* READ every announced chunk, at most rd_depth at a time. */
+		/* READ every announced chunk, at most rd_depth at a time, once
+		 * every CREDIT sent is acknowledged: with a READ queued behind
+		 * an unacknowledged SEND, a retransmission makes Soft-RoCE on
+		 * Linux 6.12 and 7.x fail the QP (docs/kernels.md). */
 		if (posted < announced && posted - done < cl->rd_depth) {
-			ret = post_chunk_read(cl, posted++);
+			ret = xfer_ctl_drain(&cl->ctl);
+			if (!ret)
+				ret = post_chunk_read(cl, posted++);
 			if (ret)
 				return ret;
 			continue;

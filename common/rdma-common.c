@@ -513,7 +513,10 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 	for (;;) {
 		if (c->wc_next < c->wc_count) {
 			*wc = c->wc[c->wc_next++];
-			return rc_wc_check(&c->log, wc);
+			ret = rc_wc_check(&c->log, wc);
+			if (ret)
+				rc_rxe_silent_flush(c, wc); /* words a silent QP failure */
+			return ret;
 		}
 		/* Batched: one call takes up to RC_POLL_BATCH completions. */
 		n = ibv_poll_cq(c->dev.cq, RC_POLL_BATCH, c->wc);

@@ -28,8 +28,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/utsname.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -213,6 +215,7 @@ struct rc_conn {
 	bool established;	/* ESTABLISHED seen */
 	bool peer_disconnected; /* DISCONNECTED seen */
 	bool local_disconnected;
+	bool wc_failed; /* a failed completion was handed out */
 
 	/* Completions polled in a batch and not yet handed out. */
 	struct ibv_wc wc[RC_POLL_BATCH];
@@ -381,5 +384,40 @@ void rc_format_addr(const struct sockaddr *sa, char *out, size_t len);
 /* rdma_reject a connect request with a REJECT message carrying `reason`,
  * which the client prints. Returns 0 or a negative errno. */
 int rc_reject_id(struct rdma_cm_id *id, const char *reason);
+
+/*
+ * rc_next_wc, after a failed completion: if it is a flush, the first
+ * failure of c, neither side disconnected (no DISCONNECTED within 0.5 s:
+ * a disconnect's comes at once), and the device is Soft-RoCE (vendor id
+ * 0xffffff), then the device failed the QP without an error completion, a
+ * known rdma_rxe bug (docs/kernels.md): c->log.err says so, with the
+ * kernel's X.Y. Here, not in rdma-common.c, which must stay short.
+ */
+static inline void rc_rxe_silent_flush(struct rc_conn *c, const struct ibv_wc *wc)
+{
+	int fd = c->cm_channel->fd, major = 0, minor = 0;
+	bool first = !c->wc_failed;
+	struct ibv_device_attr a;
+	struct rc_cm_info info;
+	struct utsname u = { 0 };
+
+	c->wc_failed = true;
+	if (wc->status != IBV_WC_WR_FLUSH_ERR || !first || c->peer_disconnected ||
+	    c->local_disconnected || ibv_query_device(c->dev.verbs, &a) || a.vendor_id != 0xffffff)
+		return;
+	if (rc_wait_readable(&fd, 1, rc_now_us() + 500000u) == 0 &&
+	    rc_take_cm_event(c->cm_channel, &info, NULL, &c->log) == 0 &&
+	    info.event == RDMA_CM_EVENT_DISCONNECTED) {
+		c->peer_disconnected = true;
+		return;
+	}
+	uname(&u);
+	sscanf(u.release, "%d.%d", &major, &minor);
+	rc_fail(&c->log, EIO,
+		"work request %" PRIu64 " failed: %s, and no error came before it: Soft-RoCE moved "
+		"the QP to the error state without reporting an error; a known rdma_rxe bug on "
+		"Linux %d.%d (see docs/kernels.md)",
+		wc->wr_id, ibv_wc_status_str(wc->status), major, minor);
+}
 
 #endif /* RDMA_COMMON_H */

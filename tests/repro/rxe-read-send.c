@@ -25,9 +25,13 @@
  * DEPTH READs of SIZE bytes in flight, and after each READ completes it
  * SENDs 16 bytes (unless --reads-only) and posts the next READ: the
  * pattern of 03_file-transfer's get (READ a chunk, SEND its credit).
+ * --gate posts a READ only when every SEND before it has completed (been
+ * acknowledged): the SEND queue then never holds a READ behind an
+ * unacknowledged SEND, so a resent SEND can no longer be answered while a
+ * READ after it is being answered (the avoidance 03's get uses).
  *
  *   rxe-read-send server [-p PORT] [-s SIZE] [-d DEPTH] [--idle SECONDS]
- *   rxe-read-send client HOST [-p PORT] [-n READS] [--reads-only]
+ *   rxe-read-send client HOST [-p PORT] [-n READS] [--reads-only | --gate]
  *                        [--ack-timeout EXP] [--timeout SECONDS]
  *
  * Client exit status: 0 every READ completed with the right data; 3 the
@@ -61,7 +65,7 @@ struct hello { /* private data of rdma_accept, host order (one machine type) */
 };
 
 struct opts {
-	bool server, reads_only;
+	bool server, reads_only, gate;
 	const char *host, *port;
 	uint32_t size, depth;
 	uint64_t reads;
@@ -398,7 +402,7 @@ static int run_client(const struct opts *o)
 	struct conn c = { 0 };
 	struct hello h;
 	struct ibv_wc wc[16];
-	uint64_t posted = 0, done = 0, sends = 0, flushed = 0;
+	uint64_t posted = 0, done = 0, sends = 0, sent = 0, flushed = 0;
 	double t0, deadline;
 	int first_bad = -1, rc = 1;
 	uint64_t bad_id = 0;
@@ -446,9 +450,14 @@ static int run_client(const struct opts *o)
 			done++;
 			if (!o->reads_only && post_small_send(&c, wc[i].wr_id))
 				goto out;
-			if (posted < o->reads && post_read(&c, &h, posted++))
+			sent += !o->reads_only;
+			if (!o->gate && posted < o->reads && post_read(&c, &h, posted++))
 				goto out;
 		}
+		/* --gate: the next READs only once every SEND is acknowledged. */
+		while (o->gate && sends == sent && posted < o->reads && posted < done + o->depth)
+			if (post_read(&c, &h, posted++))
+				goto out;
 	}
 	if (first_bad >= 0) {
 		/* Collect the rest of the flushed WRs (bounded). */
@@ -489,7 +498,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: rxe-read-send server [-p PORT] [-s SIZE] [-d DEPTH] [--idle S]\n"
 		"       rxe-read-send client HOST [-p PORT] [-s SIZE] [-d DEPTH] [-n READS]\n"
-		"                     [--reads-only] [--ack-timeout EXP] [--timeout S]\n"
+		"                     [--reads-only | --gate] [--ack-timeout EXP] [--timeout S]\n"
 		"defaults: port 7471, size 65536, depth 8, 2000 READs, timeout 60 s, idle 600 s\n");
 }
 
@@ -497,6 +506,7 @@ int main(int argc, char **argv)
 {
 	static const struct option lo[] = { { "reads-only", no_argument, NULL, 'r' },
 					    { "ack-timeout", required_argument, NULL, 'a' },
+					    { "gate", no_argument, NULL, 'g' },
 					    { "timeout", required_argument, NULL, 't' },
 					    { "idle", required_argument, NULL, 'i' },
 					    { "help", no_argument, NULL, 'h' },
@@ -523,6 +533,7 @@ int main(int argc, char **argv)
 		case 'd': o.depth = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'n': o.reads = strtoull(optarg, NULL, 0); break;
 		case 'r': o.reads_only = true; break;
+		case 'g': o.gate = true; break;
 		case 'a': o.ack_timeout = atoi(optarg); break;
 		case 't': o.timeout_s = atoi(optarg); break;
 		case 'i': o.idle_s = atoi(optarg); break;

@@ -6,9 +6,12 @@
 # of REPRO_ROUNDS rounds and each netem loss in REPRO_LOSS (on both nodes,
 # queue 10240 as in tests/e2e2/10-faults.sh), runs each case of REPRO_CASES:
 #   mix     READs and SENDs on one QP (03's get pattern): the bug's trigger
+#   gate    mix, but a READ only once every SEND is acknowledged (--gate)
 #   reads   the same READs, no SENDs (--reads-only)
 #   perf    perftest's ib_read_bw, the same size and count
 #   get03   03_file-transfer's get of 16 MiB, -c 64K -t 8 (tests/e2e2's)
+#   get03old  the same with the 03 client in $REPRO_OLD03 (e.g. one built
+#           before a change, for comparison in the same run)
 # Each run is bounded. One line per run, then per-case counts; the counts
 # also go to $REPRO_RESULTS (default build/repro-rxe-read-send.txt):
 #   repro rxe-read-send kernel 6.12.95 loss 1% mix: bug 4, ok 6, other 0 (of 10)
@@ -63,9 +66,10 @@ run_case() {
 	local loss=$1 c=$2 res detail w0 t0=$SECONDS
 	w0=$(warns)
 	case $c in
-	mix | reads)
+	mix | reads | gate)
 		local ro=()
 		[ "$c" = reads ] && ro=(--reads-only)
+		[ "$c" = gate ] && ro=(--gate)
 		run cli "$BIN" client "$PEER" -p "${SPORT[rs]}" -n "$READS" --timeout 90 "${ro[@]}"
 		case $RC in
 		0) res=ok ;;
@@ -85,12 +89,14 @@ run_case() {
 		wait_exit2 rb 10
 		cleanup2
 		;;
-	get03)
-		run cli "$B3/rdma-client" --timeout 10 -c 64K -t 8 -p "${SPORT[03]}" "$PEER:src16" "$W/got"
+	get03 | get03old)
+		local prog=$B3/rdma-client
+		[ "$c" = get03old ] && prog=${REPRO_OLD03:?REPRO_OLD03 must name a 03 client}
+		run cli "$prog" --timeout 10 -c 64K -t 8 -p "${SPORT[03]}" "$PEER:src16" "$W/got"
 		res=other
 		if [ "$RC" = 0 ] && cmp -s "$W/got" "$W/src16"; then
 			res=ok
-		elif grep -q 'Soft-RoCE moved the QP to the error state' "$T/cli.err"; then
+		elif grep -Eq 'Soft-RoCE moved the QP to the error state|failed: Work Request Flushed Error' "$T/cli.err"; then
 			res=bug
 		fi
 		detail=$(grep -o 'get.*MiB/s' "$T/cli.out")
@@ -113,7 +119,7 @@ start_server2 rs "$BIN" server --idle 900 || {
 	exit 1
 }
 SPORT[rs]=$PORT
-if [[ " $CASES " == *" get03 "* ]]; then
+if [[ " $CASES " == *" get03"* ]]; then
 	start_server2 s3 "$B3/rdma-server" -r "$R2" || {
 		echo "$REASON"
 		exit 1
