@@ -185,7 +185,7 @@ fuzz: fuzz-build
 # packages it needs are installed (as root) or says how to install them.
 test:
 	tools/deps base test
-	$(MAKE) all unit hostile fuzz-build
+	$(MAKE) all unit hostile fuzz-build repro-build
 	FUZZ_TARGETS="$(FUZZ_TARGETS)" tests/run
 
 # The end-to-end stages on each of Debian's kernels 6.1, 6.12 and 7.x that

@@ -96,7 +96,11 @@ all_three_body() {
 	want_rc put 0 || with_log2 srv3 || return 1
 	[ "$(sha2 "$R2/$1")" = "$(sha1 "$W/data16")" ] || fail "the file stored on node 2 differs" || return 1
 	run get "$B3/rdma-client" "${CT[@]}" -c 64K -t 8 -p "${SPORT[03]}" "$PEER:$1" "$W/got-$1"
-	want_rc get 0 || with_log2 srv3 || return 1
+	if ! want_rc get 0; then
+		rxe_known_bug && return 77
+		with_log2 srv3
+		return 1
+	fi
 	[ "$(sha1 "$W/got-$1")" = "$(sha1 "$W/data16")" ] || fail "the file fetched differs" || return 1
 	rm -f "$W/got-$1"
 	wait_exit c1 60
@@ -107,6 +111,25 @@ all_three_body() {
 	want_out c2 "^verified 4194304 bytes$" || return 1
 	echo "    netem ${2:-none}: all verified in $((SECONDS - t0))s: 01 $(sed -n 's/^round-trip latency (us): min [0-9.]* median \([0-9.]*\).*/median \1 us/p' "$T/c1.out");" \
 		"03 $(grep -o 'put.*MiB/s' "$T/put.out"); $(grep -o 'get.*MiB/s' "$T/get.out")"
+}
+
+# rxe_known_bug: after a failed get that says Soft-RoCE failed its QP
+# silently (docs/kernels.md), run that bug's reproducer under the same
+# netem: if it shows the bug on this kernel now, set the skip REASON and
+# return 0; else 1, REASON unchanged (the test fails).
+rxe_known_bug() {
+	local bin=$ROOT/build/tests/rxe-read-send why=$REASON
+	grep -q 'Soft-RoCE moved the QP to the error state' "$T/get.err" && [ -x "$bin" ] || return 1
+	if start_server2 rrs "$bin" server --idle 120; then
+		run rr "$bin" client "$PEER" -p "$PORT" -n 300 --timeout 60
+		if [ "$RC" = 3 ]; then
+			REASON="rxe-read-send: rdma_rxe bug on Linux $(uname -r | cut -d. -f1,2), see tests/repro/rxe-read-send"
+			return 0
+		fi
+		why="$why; the reproducer tests/repro/rxe-read-send did not show the bug (exit $RC: $(tail_of "$T/rr.out" 1))"
+	fi
+	REASON=$why
+	return 1
 }
 
 t_no_faults() { all_three clean ""; }

@@ -57,7 +57,7 @@
 
 #define SEND_BYTES 16
 #define WR_SEND	   ((uint64_t)1 << 62) /* wr_id of a SEND: this bit and the READ's index */
-#define NRECV	   64		       /* receives the server keeps posted */
+#define NRECV	   1024		       /* receives the server keeps posted */
 
 struct hello { /* private data of rdma_accept, host order (one machine type) */
 	uint64_t addr;
