@@ -194,7 +194,7 @@ test:
 # chooses the kernels.
 test-kernels:
 	tools/deps base test vm
-	$(MAKE) all hostile
+	$(MAKE) all hostile repro-build
 	tests/run-kernels
 
 demo:
