@@ -97,10 +97,11 @@ $(EX01)/rdma-client: $(B)/$(EX01)/client.o $(B)/$(EX01)/basic.o $(RDMA_O) $(OPTS
 		     $(JSON_O) $(REPORT_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# 02: rw.c holds what its client and server share.
+# 02: rw.c holds what its client and server share; lessons.c the client's
+# --inject lessons.
 $(EX02)/rdma-server: $(B)/$(EX02)/server.o $(B)/$(EX02)/rw.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-$(EX02)/rdma-client: $(B)/$(EX02)/client.o $(B)/$(EX02)/rw.o $(COMMON_O)
+$(EX02)/rdma-client: $(B)/$(EX02)/client.o $(B)/$(EX02)/lessons.o $(B)/$(EX02)/rw.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # 03: xfer.c holds what its client and server share; XXH3 from libxxhash;

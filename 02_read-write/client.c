@@ -10,8 +10,9 @@
  * max_msg_sz, up to DEPTH work requests in flight, only every k-th one
  * signalled, completions polled in batches. Compare, then SEND DONE with a
  * checksum and receive the server's checksum of the same memory.
- * --inject bad-rkey shows what a wrong rkey really does. With --json, the
- * results come as one JSON object for scripts.
+ * --inject LESSON (lessons.c) does one thing wrong on purpose and shows
+ * what really happens. With --json, the results come as one JSON object
+ * for scripts.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,37 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rw.h"
+#include "client.h"
 #include "rc-json.h"
-
-/* wr_id: control messages 1 and 2; data WR number i is WR_DATA + i. */
-enum { WR_RECV_CTRL = 1, WR_SEND_DONE = 2 };
-#define WR_DATA 1000u
-
-/* What one phase (all WRITEs or all READs) achieved, for --json. */
-struct phase_result {
-	bool done;
-	uint64_t ns;
-	unsigned depth;
-};
-
-struct client {
-	struct rw_client_opts opt;
-	struct rc_conn conn;
-	struct rc_buf *ctrl_rx, *ctrl_tx; /* control messages */
-	struct rc_buf *src, *dst;	  /* WRITE from src, READ into dst */
-	struct rw_buf remote;		  /* what the server advertised */
-	uint32_t size;			  /* bytes per operation */
-	uint32_t piece_max;		  /* largest WR: both ports' max_msg_sz */
-	uint8_t read_ask;		  /* initiator_depth we connect with */
-	unsigned read_depth;		  /* READs in flight, as negotiated */
-	uint64_t seed;			  /* of the pattern we write */
-	struct ibv_send_wr *wrs;	  /* one chain of up to DEPTH WRs */
-	struct ibv_sge *sges;
-	struct phase_result write, read; /* for --json */
-	bool have_sum, verified;
-	uint64_t sum;
-};
 
 /*
  * How many RDMA READs we will keep in flight: the initiator_depth we ask
@@ -67,6 +39,8 @@ static int ask_read_depth(struct client *cl)
 	cl->read_ask = 0;
 	if (!(cl->opt.ops & RW_OP_READ))
 		return 0; /* WRITE only: no READ resources needed */
+	if (cl->opt.inject == RW_INJECT_NO_READ_DEPTH)
+		return 0; /* the lesson: READ with initiator_depth 0 */
 	if (ibv_query_device(c->id->verbs, &attr))
 		return rc_fail(&c->log, errno, "ibv_query_device: %s", strerror(errno));
 	if (d > (unsigned)attr.max_qp_init_rd_atom)
@@ -89,9 +63,9 @@ static int setup(struct client *cl)
 	unsigned depth = cl->opt.depth;
 	/* Send queue: up to DEPTH data WRs in flight (2 for --inject); DONE
 	 * is sent only once they are all finished. Receive queue: BUF, then
-	 * RESULT, one at a time. */
+	 * RESULT, one at a time (dereg-other: two BUFs at once). */
 	struct ibv_qp_cap cap = { .max_send_wr = depth > 2 ? depth : 2,
-				  .max_recv_wr = 1,
+				  .max_recv_wr = cl->opt.inject == RW_INJECT_DEREG_OTHER ? 2 : 1,
 				  .max_send_sge = 1,
 				  .max_recv_sge = 1 };
 	int ret;
@@ -103,8 +77,9 @@ static int setup(struct client *cl)
 	cl->sges = calloc(cap.max_send_wr, sizeof(*cl->sges));
 	if (!cl->wrs || !cl->sges)
 		return rc_fail(&c->log, ENOMEM, "out of memory");
-	/* BUF and RESULT land here: the NIC writes it, so LOCAL_WRITE. */
-	ret = rc_buf_alloc(c, RW_CTRL_MAX, IBV_ACCESS_LOCAL_WRITE, &cl->ctrl_rx);
+	/* BUF and RESULT land here, a slot each for dereg-other's two
+	 * BUFs: the NIC writes it, so LOCAL_WRITE. */
+	ret = rc_buf_alloc(c, 2 * RW_CTRL_MAX, IBV_ACCESS_LOCAL_WRITE, &cl->ctrl_rx);
 	if (ret)
 		return ret;
 	/* DONE is only read by the NIC: no flags. */
@@ -115,15 +90,22 @@ static int setup(struct client *cl)
 static int connect_server(struct client *cl)
 {
 	struct rc_conn *c = &cl->conn;
-	struct rw_hello h = { .len = cl->opt.size, .ops = (uint8_t)cl->opt.ops };
+	struct rw_hello h = { .len = cl->opt.size,
+			      .ops = (uint8_t)cl->opt.ops,
+			      .lesson = (uint8_t)cl->opt.inject };
 	uint8_t hello[RW_HELLO_LEN];
 	int ret;
 
 	/* The receive for BUF first: the server sends it as soon as the
 	 * connection is up. */
 	ret = rc_post_recv(c, cl->ctrl_rx, 0, RW_CTRL_MAX, WR_RECV_CTRL);
+	if (!ret && cl->opt.inject == RW_INJECT_DEREG_OTHER)
+		ret = rc_post_recv(c, cl->ctrl_rx, RW_CTRL_MAX, RW_CTRL_MAX, WR_RECV_CTRL2);
 	if (ret)
 		return ret;
+	/* out-of-bounds: a buffer that ends inside a page (see lessons.c). */
+	if (cl->opt.inject == RW_INJECT_OUT_OF_BOUNDS && !h.len)
+		h.len = (uint32_t)sysconf(_SC_PAGESIZE) - 1;
 	h.read_depth = cl->read_ask;
 	rw_hello_pack(hello, &h);
 	/* initiator_depth: READs we will have outstanding (the server answers
@@ -142,6 +124,30 @@ static int qp_read_depth(struct rc_conn *c, unsigned *out)
 	if (ibv_query_qp(c->qp, &attr, IBV_QP_MAX_QP_RD_ATOMIC, &init))
 		return rc_fail(&c->log, errno, "ibv_query_qp: %s", strerror(errno));
 	*out = attr.max_rd_atomic;
+	return 0;
+}
+
+/* dereg-other: the second BUF, the MR the server deregistered. */
+static int receive_buf2(struct client *cl)
+{
+	struct rc_conn *c = &cl->conn;
+	struct ibv_wc wc;
+	char why[160];
+	int ret;
+
+	ret = rc_next_wc(c, &wc);
+	if (ret)
+		return ret;
+	if (wc.wr_id != WR_RECV_CTRL2 || wc.opcode != IBV_WC_RECV)
+		return rc_unexpected_wc(c, &wc);
+	ret = rw_buf_unpack((uint8_t *)cl->ctrl_rx->addr + RW_CTRL_MAX, wc.byte_len, 1,
+			    &cl->remote2, why, sizeof(why));
+	if (ret)
+		return rc_fail(&c->log, EPROTO, "bad second BUF from the server: %s", why);
+	if (cl->remote2.lesson != RW_INJECT_DEREG_OTHER ||
+	    cl->remote2.rb.addr != cl->remote.rb.addr || cl->remote2.rb.len != cl->remote.rb.len)
+		return rc_fail(&c->log, EPROTO,
+			       "the second BUF does not describe the same buffer as the first");
 	return 0;
 }
 
@@ -164,6 +170,9 @@ static int receive_buf(struct client *cl)
 	ret = rw_buf_unpack(cl->ctrl_rx->addr, wc.byte_len, 0, b, why, sizeof(why));
 	if (ret)
 		return rc_fail(&c->log, EPROTO, "bad BUF from the server: %s", why);
+	if (b->lesson != cl->opt.inject)
+		return rc_fail(&c->log, EPROTO, "we run lesson %s, the server's BUF says %s",
+			       rw_inject_name(cl->opt.inject), rw_inject_name(b->lesson));
 	if ((b->ops & cl->opt.ops) != cl->opt.ops)
 		return rc_fail(&c->log, EPROTO, "the server's buffer allows %s, we need %s",
 			       rw_ops_str(b->ops), rw_ops_str(cl->opt.ops));
@@ -179,6 +188,7 @@ static int receive_buf(struct client *cl)
 		ret = qp_read_depth(c, &qp_depth);
 		if (ret)
 			return ret;
+		cl->qp_read_depth = qp_depth;
 		cl->read_depth = cl->opt.depth;
 		if (cl->read_depth > b->read_depth)
 			cl->read_depth = b->read_depth;
@@ -187,7 +197,8 @@ static int receive_buf(struct client *cl)
 		rc_trace(&c->log,
 			 "read depth %u (asked %u, server granted %u, QP max_rd_atomic %u)",
 			 cl->read_depth, cl->read_ask, b->read_depth, qp_depth);
-		if (!cl->read_depth)
+		/* The no-read-depth lesson READs anyway, to show what happens. */
+		if (!cl->read_depth && cl->opt.inject != RW_INJECT_NO_READ_DEPTH)
 			return rc_fail(&c->log, EPROTO,
 				       "our QP allows no outstanding RDMA READs (max_rd_atomic 0)");
 	}
@@ -198,8 +209,30 @@ static int receive_buf(struct client *cl)
 			printf(", read depth %u", b->read_depth);
 		printf("\n");
 	}
+	if (cl->opt.inject == RW_INJECT_DEREG_OTHER) {
+		ret = receive_buf2(cl);
+		if (ret)
+			return ret;
+	}
 	/* The same slot takes RESULT later: BUF is decoded, reuse it. */
 	return rc_post_recv(c, cl->ctrl_rx, 0, RW_CTRL_MAX, WR_RECV_CTRL);
+}
+
+/* A local buffer: page-aligned from rc_buf_alloc, or for --inject
+ * unaligned malloc'd at an odd address (rw_mr_unaligned). */
+static int alloc_buf(struct client *cl, int access, struct rw_mr *um, struct rc_buf **out)
+{
+	struct rc_conn *c = &cl->conn;
+	char why[160];
+	int ret;
+
+	if (cl->opt.inject != RW_INJECT_UNALIGNED)
+		return rc_buf_alloc(c, cl->size, access, out);
+	ret = rw_mr_unaligned(c->dev.pd, cl->size, access, um, why, sizeof(why));
+	if (ret)
+		return rc_fail(&c->log, -ret, "%s", why);
+	*out = &um->buf;
+	return 0;
 }
 
 /* Local buffers, each with only the flags it needs. */
@@ -212,7 +245,7 @@ static int alloc_local(struct client *cl)
 		/* WRITE source: the NIC only reads it, and local read access
 		 * is always granted (ibv_reg_mr(3)): no flags at all. */
 		rc_trace(&c->log, "WRITE source: %u bytes, access none", cl->size);
-		ret = rc_buf_alloc(c, cl->size, 0, &cl->src);
+		ret = alloc_buf(cl, 0, &cl->usrc, &cl->src);
 		if (ret)
 			return ret;
 		cl->seed = rc_now_ns() ^ ((uint64_t)getpid() << 32);
@@ -223,16 +256,15 @@ static int alloc_local(struct client *cl)
 		/* READ destination: the NIC writes the data it fetches into
 		 * it, so LOCAL_WRITE. Nothing remote touches it: no REMOTE_*. */
 		rc_trace(&c->log, "READ destination: %u bytes, access LOCAL_WRITE", cl->size);
-		ret = rc_buf_alloc(c, cl->size, IBV_ACCESS_LOCAL_WRITE, &cl->dst);
+		ret = alloc_buf(cl, IBV_ACCESS_LOCAL_WRITE, &cl->udst, &cl->dst);
 		if (ret)
 			return ret;
 	}
 	return 0;
 }
 
-/* Data WR number idx: piece idx % pieces of the operation. */
-static void build_wr(struct client *cl, unsigned slot, enum ibv_wr_opcode op, struct rc_buf *local,
-		     uint64_t idx, uint64_t total, unsigned every)
+void build_wr(struct client *cl, unsigned slot, enum ibv_wr_opcode op, struct rc_buf *local,
+	      uint64_t idx, uint64_t total, unsigned every)
 {
 	struct ibv_send_wr *wr = &cl->wrs[slot];
 	struct ibv_sge *sge = &cl->sges[slot];
@@ -371,8 +403,7 @@ static int exchange_sums(struct client *cl, uint64_t sum, struct rw_sum *result)
 	return 0;
 }
 
-/* WRITE, READ back, compare, and compare checksums with the server. */
-static int transfer(struct client *cl)
+int transfer(struct client *cl)
 {
 	struct rc_conn *c = &cl->conn;
 	const uint8_t *data;
@@ -435,73 +466,6 @@ static int transfer(struct client *cl)
 	return 0;
 }
 
-/* --inject bad-rkey: what a wrong rkey really does on RC. */
-static int inject_bad_rkey(struct client *cl)
-{
-	struct rc_conn *c = &cl->conn;
-	uint32_t len = cl->size < cl->piece_max ? cl->size : cl->piece_max;
-	uint32_t bad_rkey = cl->remote.rb.rkey ^ 0xff; /* never handed out */
-	struct ibv_qp_init_attr init;
-	struct ibv_qp_attr attr;
-	struct ibv_wc wc;
-	int ret, statuses[2] = { -1, -1 };
-
-	/* Two WRITEs in one chain: the first with a wrong rkey, the second
-	 * correct and queued behind it. */
-	build_wr(cl, 0, IBV_WR_RDMA_WRITE, cl->src, 0, 1, 1);
-	build_wr(cl, 1, IBV_WR_RDMA_WRITE, cl->src, 0, 1, 1);
-	cl->wrs[0].wr.rdma.rkey = bad_rkey;
-	cl->wrs[0].next = &cl->wrs[1];
-	cl->wrs[1].wr_id = WR_DATA + 1;
-	cl->wrs[1].next = NULL;
-	if (!cl->opt.json)
-		printf("inject bad-rkey: RDMA WRITE of %u bytes with rkey 0x%x (the server "
-		       "advertised 0x%x), then a correct RDMA WRITE behind it\n",
-		       len, bad_rkey, cl->remote.rb.rkey);
-	ret = rc_post_send_list(c, cl->wrs);
-	if (ret)
-		return ret;
-	/* Both WRITEs complete, and the receive posted for RESULT is
-	 * flushed too: every queue of the QP is emptied into the CQ. */
-	while (statuses[0] < 0 || statuses[1] < 0) {
-		ret = rc_next_wc(c, &wc);
-		if (ret && ret != -EIO)
-			return ret; /* no completion at all: timeout, disconnect */
-		if (wc.wr_id == WR_DATA || wc.wr_id == WR_DATA + 1)
-			statuses[wc.wr_id - WR_DATA] = wc.status;
-		if (!cl->opt.json)
-			printf("completion of wr_id %" PRIu64 " (%s): %s (%s)\n", wc.wr_id,
-			       wc.wr_id == WR_DATA	 ? "the WRITE with the wrong rkey"
-			       : wc.wr_id == WR_DATA + 1 ? "the correct WRITE behind it"
-							 : "our receive for RESULT",
-			       rw_wc_status_name(wc.status), ibv_wc_status_str(wc.status));
-	}
-	if (!cl->opt.json) { /* the explanation is for people */
-		if (ibv_query_qp(c->qp, &attr, IBV_QP_STATE, &init) == 0)
-			printf("our QP is now in state %s\n",
-			       attr.qp_state == IBV_QPS_ERR ? "ERR (error)" : "other than ERR");
-		printf("\nWhat happened: the WRITE carried an rkey the server never handed out.\n"
-		       "The server's NIC checks every incoming RDMA request against its memory\n"
-		       "regions (rkey, address range, access flags) without the server's CPU; it\n"
-		       "refused this one and answered with a NAK. Our NIC turned the NAK into the\n"
-		       "completion status IBV_WC_REM_ACCESS_ERR and moved our QP to the error\n"
-		       "state: every work request still queued (here the correct WRITE and our\n"
-		       "receive) completes with IBV_WC_WR_FLUSH_ERR, and the QP does no more work\n"
-		       "until it is reset or recreated. On a reliable connection such errors are\n"
-		       "never silent: they arrive as completion statuses, so check the status of\n"
-		       "every completion, and signal at least the last WR of each batch. The\n"
-		       "server's QP went to the error state too; it drops this connection and\n"
-		       "goes on serving other clients.\n\n");
-	}
-	if (statuses[0] != IBV_WC_REM_ACCESS_ERR)
-		return rc_fail(&c->log, EPROTO,
-			       "--inject bad-rkey: expected IBV_WC_REM_ACCESS_ERR, got %s",
-			       rw_wc_status_name(statuses[0]));
-	return rc_fail(&c->log, EIO,
-		       "--inject bad-rkey: the RDMA WRITE failed with IBV_WC_REM_ACCESS_ERR, as "
-		       "it should; the connection is unusable now");
-}
-
 /* One phase's figures: {"bytes", "seconds", "mib_s", "gb_s", "depth"}. */
 static void json_phase(struct rc_json *j, const char *key, const struct client *cl,
 		       const struct phase_result *p)
@@ -531,14 +495,17 @@ static void print_json(const struct client *cl, int code, const char *error)
 {
 	static struct rc_json j; /* 32 KiB: not on the stack */
 	char sum[40];
+	char op[40];
 
 	rc_json_init(&j);
 	rc_json_object(&j, NULL);
 	rc_json_str(&j, "program", "rdma-client");
 	rc_json_str(&j, "example", "02_read-write");
-	rc_json_bool(&j, "ok", code == RC_EXIT_OK);
+	/* A lesson that showed what it teaches did what was asked. */
+	rc_json_bool(&j, "ok", code == RC_EXIT_OK || code == RW_EXIT_LESSON);
 	if (code != RC_EXIT_USAGE) {
-		rc_json_str(&j, "op", cl->opt.inject ? "inject-bad-rkey" : rw_ops_str(cl->opt.ops));
+		snprintf(op, sizeof(op), "inject-%s", rw_inject_name(cl->opt.inject));
+		rc_json_str(&j, "op", cl->opt.inject ? op : rw_ops_str(cl->opt.ops));
 		rc_json_str(&j, "server", cl->opt.server);
 		rc_json_u64(&j, "port", strtoul(cl->opt.rc.port, NULL, 10));
 		/* 0 until the server's BUF said how large its buffer is. */
@@ -553,6 +520,9 @@ static void print_json(const struct client *cl, int code, const char *error)
 		snprintf(sum, sizeof(sum), RW_CHECKSUM_NAME ":%016" PRIx64, cl->sum);
 		rc_json_str(&j, "checksum", cl->have_sum ? sum : NULL);
 		rc_json_bool(&j, "verified", cl->verified);
+		/* --inject: what the lesson saw ("IBV_WC_REM_ACCESS_ERR", ...). */
+		if (cl->opt.inject)
+			rc_json_str(&j, "lesson_saw", cl->lesson_saw[0] ? cl->lesson_saw : NULL);
 	}
 	rc_json_str(&j, "error", error);
 	rc_json_i64(&j, "exit_code", code);
@@ -609,11 +579,16 @@ int main(int argc, char **argv)
 	ret = alloc_local(&cl);
 	if (ret)
 		goto fail;
-	/* 5. The one-sided part, or the error demonstration. */
-	if (cl.opt.inject == RW_INJECT_BAD_RKEY)
-		ret = inject_bad_rkey(&cl);
-	else
-		ret = transfer(&cl);
+	/* 5. The one-sided part, or a lesson (lessons.c). */
+	if (cl.opt.inject) {
+		ret = run_lesson(&cl);
+		if (ret < 0)
+			goto fail;
+		code = RW_EXIT_LESSON;
+		rc_disconnect(c); /* the connection may be broken: no error */
+		goto out;
+	}
+	ret = transfer(&cl);
 	if (ret)
 		goto fail;
 	/* 6. Goodbye: the server sees DISCONNECTED. */
@@ -626,7 +601,11 @@ fail:
 	fprintf(stderr, "rdma-client: %s\n", c->log.err);
 out:
 	if (cl.opt.json)
-		print_json(&cl, code, code == RC_EXIT_OK ? NULL : c->log.err);
+		print_json(&cl, code,
+			   code == RC_EXIT_OK || code == RW_EXIT_LESSON ? NULL : c->log.err);
+	/* Our own MRs before the PD goes (rc_conn_destroy). */
+	rw_mr_free(&cl.usrc);
+	rw_mr_free(&cl.udst);
 	rc_conn_destroy(c);
 	free(cl.wrs);
 	free(cl.sges);

@@ -50,14 +50,24 @@ static bool ops_valid(unsigned ops)
 	return ops == RW_OP_WRITE || ops == RW_OP_READ || ops == RW_OP_BOTH;
 }
 
-/* A READ needs a read depth of at least 1; without READ it must be 0. */
-static int check_ops(unsigned ops, unsigned read_depth, char *err, size_t errlen)
+/* A READ needs a read depth of at least 1 (except in the no-read-depth
+ * lesson, which is about a depth of 0); without READ it must be 0. */
+static int check_ops(unsigned ops, unsigned read_depth, unsigned lesson, char *err, size_t errlen)
 {
 	if (!ops_valid(ops)) {
 		snprintf(err, errlen, "unknown operations 0x%02x (1 write, 2 read, 3 both)", ops);
 		return -EBADMSG;
 	}
-	if ((ops & RW_OP_READ) && read_depth == 0) {
+	if (lesson >= RW_INJECT_COUNT) {
+		snprintf(err, errlen, "unknown lesson %u (1 to %u)", lesson, RW_INJECT_COUNT - 1);
+		return -EBADMSG;
+	}
+	if (lesson == RW_INJECT_NO_READ_DEPTH && (!(ops & RW_OP_READ) || read_depth != 0)) {
+		snprintf(err, errlen,
+			 "lesson no-read-depth needs RDMA READ with a read depth of 0");
+		return -EBADMSG;
+	}
+	if ((ops & RW_OP_READ) && read_depth == 0 && lesson != RW_INJECT_NO_READ_DEPTH) {
 		snprintf(err, errlen, "RDMA READ with a read depth of 0");
 		return -EBADMSG;
 	}
@@ -68,7 +78,7 @@ static int check_ops(unsigned ops, unsigned read_depth, char *err, size_t errlen
 	return 0;
 }
 
-/* HELLO body: be32 len, u8 ops, u8 read_depth, be16 reserved. */
+/* HELLO body: be32 len, u8 ops, u8 read_depth, u8 lesson, u8 reserved. */
 void rw_hello_pack(uint8_t buf[RW_HELLO_LEN], const struct rw_hello *h)
 {
 	uint8_t *b = buf + sizeof(struct rc_hdr);
@@ -77,7 +87,8 @@ void rw_hello_pack(uint8_t buf[RW_HELLO_LEN], const struct rw_hello *h)
 	put32(b, h->len);
 	b[4] = h->ops;
 	b[5] = h->read_depth;
-	b[6] = b[7] = 0;
+	b[6] = h->lesson;
+	b[7] = 0;
 }
 
 int rw_hello_unpack(const void *priv, size_t len, struct rw_hello *h, char *err, size_t errlen)
@@ -97,19 +108,20 @@ int rw_hello_unpack(const void *priv, size_t len, struct rw_hello *h, char *err,
 		snprintf(err, errlen, "HELLO with sequence number %u, expected 0", m.seq);
 		return -EBADMSG;
 	}
-	if (m.body[6] || m.body[7]) {
-		snprintf(err, errlen, "HELLO with non-zero reserved bytes");
+	if (m.body[7]) {
+		snprintf(err, errlen, "HELLO with a non-zero reserved byte");
 		return -EBADMSG;
 	}
 	h->len = get32(m.body);
 	h->ops = m.body[4];
 	h->read_depth = m.body[5];
+	h->lesson = m.body[6];
 	if (h->len > RW_MAX_SIZE) {
 		snprintf(err, errlen, "asks for a buffer of %u bytes, more than the limit %u",
 			 h->len, RW_MAX_SIZE);
 		return -ERANGE;
 	}
-	return check_ops(h->ops, h->read_depth, err, errlen);
+	return check_ops(h->ops, h->read_depth, h->lesson, err, errlen);
 }
 
 /* Header, type, sequence number and exact body length of a SEND. */
@@ -137,7 +149,7 @@ static int unpack_ctrl(const void *buf, size_t byte_len, uint8_t want_type, uint
 }
 
 /* BUF body: rc_remote_buf (16), be32 max_msg_sz, u8 ops, u8 read_depth,
- * be16 reserved. */
+ * u8 lesson, u8 reserved. */
 size_t rw_buf_pack(void *buf, uint32_t seq, const struct rw_buf *b)
 {
 	uint8_t *p = (uint8_t *)buf + sizeof(struct rc_hdr);
@@ -148,7 +160,8 @@ size_t rw_buf_pack(void *buf, uint32_t seq, const struct rw_buf *b)
 	put32(p, b->max_msg_sz);
 	p[4] = b->ops;
 	p[5] = b->read_depth;
-	p[6] = p[7] = 0;
+	p[6] = b->lesson;
+	p[7] = 0;
 	return RW_BUF_LEN;
 }
 
@@ -168,8 +181,9 @@ int rw_buf_unpack(const void *buf, size_t byte_len, uint32_t want_seq, struct rw
 	b->max_msg_sz = get32(p);
 	b->ops = p[4];
 	b->read_depth = p[5];
-	if (p[6] || p[7]) {
-		snprintf(err, errlen, "BUF with non-zero reserved bytes");
+	b->lesson = p[6];
+	if (p[7]) {
+		snprintf(err, errlen, "BUF with a non-zero reserved byte");
 		return -EBADMSG;
 	}
 	if (b->rb.len < 1 || b->rb.len > RW_MAX_SIZE) {
@@ -186,7 +200,7 @@ int rw_buf_unpack(const void *buf, size_t byte_len, uint32_t want_seq, struct rw
 		snprintf(err, errlen, "advertised max_msg_sz is 0");
 		return -EBADMSG;
 	}
-	return check_ops(b->ops, b->read_depth, err, errlen);
+	return check_ops(b->ops, b->read_depth, b->lesson, err, errlen);
 }
 
 /* DONE / RESULT body: be64 checksum, be32 len, be32 reserved. */
@@ -400,6 +414,72 @@ const char *rw_wc_status_name(int status)
 }
 
 /* ------------------------------------------------------------------ */
+/* Lessons                                                             */
+/* ------------------------------------------------------------------ */
+
+static const char *const inject_names[RW_INJECT_COUNT] = {
+	[RW_INJECT_NONE] = "none",
+	[RW_INJECT_BAD_RKEY] = "bad-rkey",
+	[RW_INJECT_NO_REMOTE_READ] = "no-remote-read",
+	[RW_INJECT_OUT_OF_BOUNDS] = "out-of-bounds",
+	[RW_INJECT_NO_READ_DEPTH] = "no-read-depth",
+	[RW_INJECT_UNALIGNED] = "unaligned",
+	[RW_INJECT_DEREG_OTHER] = "dereg-other",
+};
+
+const char *rw_inject_name(unsigned inject)
+{
+	return inject < RW_INJECT_COUNT ? inject_names[inject] : "(unknown)";
+}
+
+unsigned rw_inject_parse(const char *name)
+{
+	unsigned i;
+
+	for (i = 1; i < RW_INJECT_COUNT; i++)
+		if (!strcmp(name, inject_names[i]))
+			return i;
+	return RW_INJECT_COUNT;
+}
+
+int rw_mr_unaligned(struct ibv_pd *pd, size_t len, int access, struct rw_mr *m, char *err,
+		    size_t errlen)
+{
+	int ret;
+
+	*m = (struct rw_mr){ 0 };
+	/* Plain malloc: 16-byte aligned at best; one byte in is odd. */
+	m->mem = malloc(len + 1);
+	if (!m->mem) {
+		snprintf(err, errlen, "out of memory (%zu bytes)", len + 1);
+		return -ENOMEM;
+	}
+	m->buf.addr = (uint8_t *)m->mem + !((uintptr_t)m->mem & 1);
+	m->buf.len = len;
+	memset(m->buf.addr, 0, len);
+	/* The verbs take any virtual address and length: the NIC's
+	 * translation covers the pages around them, its checks the bytes. */
+	m->buf.mr = ibv_reg_mr(pd, m->buf.addr, len, access);
+	if (!m->buf.mr) {
+		ret = errno;
+		snprintf(err, errlen, "ibv_reg_mr(%zu bytes at %p): %s", len, m->buf.addr,
+			 strerror(ret));
+		free(m->mem);
+		m->mem = NULL;
+		return -ret;
+	}
+	return 0;
+}
+
+void rw_mr_free(struct rw_mr *m)
+{
+	if (m->buf.mr)
+		ibv_dereg_mr(m->buf.mr);
+	free(m->mem);
+	*m = (struct rw_mr){ 0 };
+}
+
+/* ------------------------------------------------------------------ */
 /* Options                                                             */
 /* ------------------------------------------------------------------ */
 
@@ -421,13 +501,23 @@ static const char client_usage[] =
 	"                        bandwidth\n"
 	"  -t, --depth DEPTH     operations in flight (default 16, at most 1024); RDMA READs\n"
 	"                        are also bounded by the read depth the server accepts\n"
-	"      --inject bad-rkey post one RDMA WRITE with a wrong rkey and show what really\n"
-	"                        happens (a remote access error; exits 1)\n"
+	"      --inject LESSON   instead of the transfer, do one thing on purpose and print\n"
+	"                        what really happened and why (exit 4 if it showed what it\n"
+	"                        teaches, 1 if something else happened). LESSON is one of:\n"
+	"          bad-rkey        an RDMA WRITE with an rkey the server never handed out\n"
+	"          no-remote-read  an RDMA READ of a buffer registered without REMOTE_READ\n"
+	"          out-of-bounds   an RDMA READ one byte past the advertised buffer\n"
+	"          no-read-depth   an RDMA READ on a connection with a read depth of 0\n"
+	"                          (initiator_depth 0, responder_resources 0)\n"
+	"          unaligned       WRITE and READ with malloc'd buffers at odd addresses\n"
+	"          dereg-other     READ through two MRs of one buffer after one of them was\n"
+	"                          deregistered\n"
 	"      --json            print one JSON object with the results instead (also on\n"
 	"                        failure: \"ok\": false, \"error\", "
 	"\"exit_code\")\n" RC_USAGE_CLIENT
 	"\nSERVER is the server's IP address (or name) on its RDMA netdev.\n"
-	"Exit: 0 ok, 1 failed after connecting, 2 bad usage, 3 could not connect.\n";
+	"Exit: 0 ok, 1 failed after connecting, 2 bad usage, 3 could not connect,\n"
+	"4 an --inject lesson showed what it teaches.\n";
 
 static const char server_usage[] =
 	"usage: rdma-server [options]\n"
@@ -488,11 +578,14 @@ int rw_parse_client(int argc, char **argv, struct rw_client_opts *o, char *err, 
 			o->depth = (unsigned)v;
 			break;
 		case OPT_INJECT:
-			if (strcmp(optarg, "bad-rkey"))
-				return rc_usage_error(err, errlen,
-						      "unknown --inject '%s' (only bad-rkey)",
-						      optarg);
-			o->inject = RW_INJECT_BAD_RKEY;
+			o->inject = rw_inject_parse(optarg);
+			if (o->inject == RW_INJECT_COUNT)
+				return rc_usage_error(
+					err, errlen,
+					"unknown --inject '%s' (bad-rkey, no-remote-read, "
+					"out-of-bounds, no-read-depth, unaligned or "
+					"dereg-other)",
+					optarg);
 			break;
 		case OPT_JSON: o->json = true; break;
 		}
@@ -505,6 +598,11 @@ int rw_parse_client(int argc, char **argv, struct rw_client_opts *o, char *err, 
 	if (o->inject == RW_INJECT_BAD_RKEY && !(o->ops & RW_OP_WRITE))
 		return rc_usage_error(err, errlen,
 				      "--inject bad-rkey posts a WRITE: use --op write or both");
+	if (o->inject && o->inject != RW_INJECT_BAD_RKEY && o->inject != RW_INJECT_UNALIGNED &&
+	    !(o->ops & RW_OP_READ))
+		return rc_usage_error(err, errlen,
+				      "--inject %s posts a READ: use --op read or both",
+				      rw_inject_name(o->inject));
 	return 0;
 }
 

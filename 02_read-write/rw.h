@@ -5,9 +5,11 @@
  * and pipelining RDMA operations.
  *
  * Conversation:
- *   connect request private data: HELLO  { length wanted, ops, read depth }
+ *   connect request private data: HELLO  { length wanted, ops, read depth,
+ *                                          lesson }
  *   server -> client SEND: BUF    { addr, rkey, length, max_msg_sz, ops,
- *                                   read depth granted }
+ *                                   read depth granted, lesson }
+ *   (lesson dereg-other: a second BUF, sequence number 1, follows)
  *   client: RDMA WRITE / RDMA READ on that buffer (the server posts nothing)
  *   client -> server SEND: DONE   { client's checksum, length }
  *   server -> client SEND: RESULT { server's checksum of its buffer, length }
@@ -50,17 +52,44 @@ enum rw_ops {
 #define RW_SERVER_SEED	 0x5345525645520002ull	      /* the server's initial pattern */
 #define RW_CHECKSUM_NAME "fnv1a64"
 
+/*
+ * The --inject lessons. The number is also the HELLO's and BUF's `lesson`
+ * byte: the client says which lesson it runs, the server does its part
+ * (for no-remote-read, no-read-depth, unaligned and dereg-other) and
+ * echoes the number in BUF. 0 in both: a normal run.
+ */
+enum rw_inject {
+	RW_INJECT_NONE = 0,
+	RW_INJECT_BAD_RKEY = 1,	      /* WRITE with an rkey never handed out */
+	RW_INJECT_NO_REMOTE_READ = 2, /* server: MR without REMOTE_READ; client READs */
+	RW_INJECT_OUT_OF_BOUNDS = 3,  /* READ one byte past the advertised region */
+	RW_INJECT_NO_READ_DEPTH = 4,  /* initiator_depth 0, responder_resources 0; READ */
+	RW_INJECT_UNALIGNED = 5,      /* malloc'd buffers at odd addresses, both sides */
+	RW_INJECT_DEREG_OTHER = 6,    /* two MRs on one buffer, one deregistered */
+	RW_INJECT_COUNT
+};
+
+/* "bad-rkey", ... ("none" for 0); RW_INJECT_COUNT for an unknown name. */
+const char *rw_inject_name(unsigned inject);
+unsigned rw_inject_parse(const char *name);
+
+/* Exit code of a lesson that showed what it teaches. */
+#define RW_EXIT_LESSON 4
+
 struct rw_hello {
 	uint32_t len;	    /* buffer length wanted; 0: whatever the server offers */
 	uint8_t ops;	    /* enum rw_ops */
 	uint8_t read_depth; /* RDMA READs the client will keep in flight (0 without READ) */
+	uint8_t lesson;	    /* enum rw_inject: the lesson the client runs, 0 for none */
 };
 
 struct rw_buf {
 	struct rc_remote_buf rb; /* addr, rkey, len */
 	uint32_t max_msg_sz;	 /* the server port's largest message */
-	uint8_t ops;		 /* what the buffer's access flags allow */
+	uint8_t ops;		 /* what the buffer's access flags allow (except in the
+				  * no-remote-read lesson: there they do not) */
 	uint8_t read_depth;	 /* the responder_resources the server accepted with */
+	uint8_t lesson;		 /* the HELLO's lesson, echoed: the server did its part */
 };
 
 struct rw_sum {
@@ -131,21 +160,34 @@ void rw_bandwidth(uint64_t bytes, uint64_t ns, double *mib_s, double *gb_s);
 /* The name of a completion status as in verbs.h ("IBV_WC_REM_ACCESS_ERR"). */
 const char *rw_wc_status_name(int status);
 
-/* Options. parse_*: 0 ok, 1 --help was printed, -EINVAL with err set. */
-enum rw_inject {
-	RW_INJECT_NONE,
-	RW_INJECT_BAD_RKEY,
+/*
+ * Memory registered by hand, for the lessons that need what rc_buf_alloc
+ * never does: memory at an odd address (malloc'd, one byte in), or an MR
+ * deregistered while the connection lives. `buf` describes it like an
+ * rc_buf (addr, len, mr), so build_wr and the transfer code take it as is;
+ * it is not on the connection's list: rw_mr_free it before the PD goes.
+ */
+struct rw_mr {
+	struct rc_buf buf;
+	void *mem; /* what malloc returned (buf.addr is mem + 1 or mem) */
 };
 
+/* malloc len + 1 bytes, start at the first odd address in them, register
+ * len bytes there with `access`. 0, or -errno with err set. */
+int rw_mr_unaligned(struct ibv_pd *pd, size_t len, int access, struct rw_mr *m, char *err,
+		    size_t errlen);
+void rw_mr_free(struct rw_mr *m);
+
+/* Options. parse_*: 0 ok, 1 --help was printed, -EINVAL with err set. */
 struct rw_client_opts {
 	struct rc_opts rc; /* -p, --timeout, --poll, -v */
 	const char *server;
-	unsigned ops;	/* enum rw_ops */
-	uint32_t size;	/* bytes per operation; 0: the advertised length */
-	uint64_t iters; /* operations of each kind */
-	unsigned depth; /* operations in flight */
-	enum rw_inject inject;
-	bool json; /* --json: one JSON object on stdout instead of the lines */
+	unsigned ops;	       /* enum rw_ops */
+	uint32_t size;	       /* bytes per operation; 0: the advertised length */
+	uint64_t iters;	       /* operations of each kind */
+	unsigned depth;	       /* operations in flight */
+	enum rw_inject inject; /* --inject: the lesson to run */
+	bool json;	       /* --json: one JSON object on stdout instead of the lines */
 };
 
 struct rw_server_opts {

@@ -12,6 +12,9 @@
  * When the client SENDs DONE, checksum the buffer (proof that the WRITEs
  * landed) and reply with RESULT. Each client has its own thread, buffer
  * and memory region (rc_serve in common/): no client sees another's data.
+ * A client running an --inject lesson says so in its HELLO; for four of
+ * them this side does its part and says so (alloc_data, lesson_dereg_other,
+ * choose_read_depth, and setup's access flags).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,7 +27,7 @@
 #include "rc-server.h"
 
 /* wr_id of each work request this side posts. */
-enum { WR_RECV_DONE = 1, WR_SEND_BUF = 2, WR_SEND_RESULT = 3, WR_PROBE = 4 };
+enum { WR_RECV_DONE = 1, WR_SEND_BUF = 2, WR_SEND_RESULT = 3, WR_PROBE = 4, WR_SEND_BUF2 = 5 };
 
 struct session {
 	struct rc_conn *c;
@@ -32,24 +35,65 @@ struct session {
 	struct rw_hello hello;
 	uint32_t len;		/* this client's buffer */
 	uint8_t read_depth;	/* the responder_resources we accept with */
+	int access;		/* the buffer's access flags */
 	struct rc_buf *data;	/* the buffer the client reads and writes */
+	struct rw_mr udata;	/* lesson unaligned: what data is */
+	uint32_t gone_rkey;	/* lesson dereg-other: the deregistered MR's rkey */
 	struct rc_buf *ctrl_rx; /* DONE lands here */
 	struct rc_buf *ctrl_tx; /* BUF at 0, RESULT at RW_CTRL_MAX */
 	uint64_t checksum;
 	bool mismatch;
 };
 
+/* The client's buffer: page-aligned from rc_buf_alloc, or for the
+ * unaligned lesson malloc'd at an odd address (rw_mr_unaligned). */
+static int alloc_data(struct session *s)
+{
+	struct rc_conn *c = s->c;
+	char why[160];
+	int ret;
+
+	if (s->hello.lesson != RW_INJECT_UNALIGNED)
+		return rc_buf_alloc(c, s->len, s->access, &s->data);
+	ret = rw_mr_unaligned(c->dev.pd, s->len, s->access, &s->udata, why, sizeof(why));
+	if (ret)
+		return rc_fail(&c->log, -ret, "%s", why);
+	s->data = &s->udata.buf;
+	printf("lesson unaligned for %s: its buffer is at %p (malloc'd, odd)\n", c->peer,
+	       s->data->addr);
+	return 0;
+}
+
+/* Lesson dereg-other: a second MR over the same bytes, deregistered at
+ * once; its rkey goes to the client in a second BUF. */
+static int lesson_dereg_other(struct session *s)
+{
+	struct rc_conn *c = s->c;
+	struct ibv_mr *mr;
+
+	mr = ibv_reg_mr(c->dev.pd, s->data->addr, s->len, s->access);
+	if (!mr)
+		return rc_fail(&c->log, errno, "ibv_reg_mr (second MR): %s", strerror(errno));
+	s->gone_rkey = mr->rkey;
+	if (ibv_dereg_mr(mr))
+		return rc_fail(&c->log, errno, "ibv_dereg_mr (second MR): %s", strerror(errno));
+	printf("lesson dereg-other for %s: registered its buffer again (rkey 0x%x) and "
+	       "deregistered that MR; rkey 0x%x stays\n",
+	       c->peer, s->gone_rkey, s->data->mr->rkey);
+	return 0;
+}
+
 /* Everything the connection needs, before accepting it. */
 static int setup(struct session *s)
 {
 	struct rc_conn *c = s->c;
-	/* Sends: BUF, RESULT and a liveness probe, possibly all at once.
-	 * Receives: DONE. The client's WRITEs and READs use none of these
-	 * queues on this side: one-sided operations consume no WRs here. */
+	/* Sends: BUF (two for dereg-other), RESULT and a liveness probe,
+	 * possibly all at once. Receives: DONE. The client's WRITEs and
+	 * READs use none of these queues on this side: one-sided operations
+	 * consume no WRs here. */
 	struct ibv_qp_cap cap = {
-		.max_send_wr = 3, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1
+		.max_send_wr = 4, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1
 	};
-	int access = rw_access_for(s->hello.ops);
 	char flags[64];
 	int ret;
 
@@ -60,14 +104,22 @@ static int setup(struct session *s)
 	 * operations need (rw_access_for): REMOTE_WRITE (+ LOCAL_WRITE, which
 	 * the verbs require alongside it) for WRITE, REMOTE_READ for READ.
 	 * Never REMOTE_ATOMIC: nobody asked for it. */
+	s->access = rw_access_for(s->hello.ops);
+	if (s->hello.lesson == RW_INJECT_NO_REMOTE_READ)
+		s->access &= ~IBV_ACCESS_REMOTE_READ; /* the lesson: READ is refused */
 	rc_trace(&c->log, "buffer for the client: %u bytes, access %s", s->len,
-		 rw_access_str(access, flags, sizeof(flags)));
-	ret = rc_buf_alloc(c, s->len, access, &s->data);
+		 rw_access_str(s->access, flags, sizeof(flags)));
+	ret = alloc_data(s);
 	if (ret)
 		return ret;
 	/* Fresh memory for every client, filled with a known pattern: a
 	 * client reads this, never what an earlier client left behind. */
 	rw_fill_pattern(s->data->addr, s->len, RW_SERVER_SEED);
+	if (s->hello.lesson == RW_INJECT_DEREG_OTHER) {
+		ret = lesson_dereg_other(s);
+		if (ret)
+			return ret;
+	}
 	/* DONE arrives here: the NIC writes it, so LOCAL_WRITE. */
 	ret = rc_buf_alloc(c, RW_CTRL_MAX, IBV_ACCESS_LOCAL_WRITE, &s->ctrl_rx);
 	if (ret)
@@ -93,6 +145,13 @@ static uint8_t choose_read_depth(struct session *s)
 
 	if (!(s->hello.ops & RW_OP_READ))
 		return 0; /* no READs: no responder resources */
+	if (s->hello.lesson == RW_INJECT_NO_READ_DEPTH) {
+		/* The lesson: accept what the client asked for, 0. */
+		printf("lesson no-read-depth for %s: accepting with responder_resources 0 (its "
+		       "initiator_depth is %u)\n",
+		       c->peer, c->peer_responder_resources);
+		return 0;
+	}
 	rr = c->peer_responder_resources;
 	if (rr > s->hello.read_depth)
 		rr = s->hello.read_depth;
@@ -115,12 +174,21 @@ static int send_buf(struct session *s)
 		.max_msg_sz = s->c->dev.max_msg_sz,
 		.ops = s->hello.ops,
 		.read_depth = s->read_depth,
+		.lesson = s->hello.lesson,
 	};
 	size_t n = rw_buf_pack(s->ctrl_tx->addr, 0, &b);
+	int ret;
 
 	/* Signalled, like every send here: a completion for each, so the
 	 * send queue never fills with finished WRs. */
-	return rc_post_send(s->c, s->ctrl_tx, 0, n, WR_SEND_BUF, true);
+	ret = rc_post_send(s->c, s->ctrl_tx, 0, n, WR_SEND_BUF, true);
+	if (ret || s->hello.lesson != RW_INJECT_DEREG_OTHER)
+		return ret;
+	/* dereg-other: the same buffer, the deregistered MR's rkey. The
+	 * RESULT slot is free until DONE, which this client never sends. */
+	b.rb.rkey = s->gone_rkey;
+	n = rw_buf_pack((uint8_t *)s->ctrl_tx->addr + RW_CTRL_MAX, 1, &b);
+	return rc_post_send(s->c, s->ctrl_tx, RW_CTRL_MAX, n, WR_SEND_BUF2, true);
 }
 
 /* The client is done: checksum the buffer and answer with RESULT. */
@@ -215,7 +283,7 @@ static int converse(struct session *s)
 				       "e.g. for a wrong rkey?)");
 		if (ret)
 			return ret;
-		if (is(&wc, WR_SEND_BUF, IBV_WC_SEND)) {
+		if (is(&wc, WR_SEND_BUF, IBV_WC_SEND) || is(&wc, WR_SEND_BUF2, IBV_WC_SEND)) {
 			continue;
 		} else if (is(&wc, WR_PROBE, IBV_WC_RDMA_WRITE) && probing) {
 			probing = false;
@@ -234,33 +302,34 @@ static int converse(struct session *s)
 }
 
 /* One client, from its connect request to its disconnect. */
-static int serve_client(struct rc_conn *c, const void *priv, size_t priv_len, void *arg)
+static int serve(struct session *s, const void *priv, size_t priv_len)
 {
-	struct session s = { .c = c, .opt = arg };
+	struct rc_conn *c = s->c;
 	char why[160], flags[64];
 	int ret;
 
-	ret = rw_hello_unpack(priv, priv_len, &s.hello, why, sizeof(why));
+	ret = rw_hello_unpack(priv, priv_len, &s->hello, why, sizeof(why));
 	if (ret) {
 		rc_reject(c, why);
 		return rc_fail(&c->log, EPROTO, "rejected: %s", why);
 	}
-	s.len = s.hello.len ? s.hello.len : s.opt->size;
-	if (s.len > s.opt->size) {
+	s->len = s->hello.len ? s->hello.len : s->opt->size;
+	if (s->len > s->opt->size) {
 		snprintf(why, sizeof(why),
 			 "asks for a %u-byte buffer; this server gives each client at most %u "
 			 "bytes (its -s)",
-			 s.len, s.opt->size);
+			 s->len, s->opt->size);
 		rc_reject(c, why);
 		return rc_fail(&c->log, EPROTO, "rejected: %s", why);
 	}
-	ret = setup(&s);
+	ret = setup(s);
 	if (ret) {
 		rc_reject(c, "server could not set up the connection (see its log)");
 		return ret;
 	}
-	s.read_depth = choose_read_depth(&s);
-	if ((s.hello.ops & RW_OP_READ) && !s.read_depth) {
+	s->read_depth = choose_read_depth(s);
+	if ((s->hello.ops & RW_OP_READ) && !s->read_depth &&
+	    s->hello.lesson != RW_INJECT_NO_READ_DEPTH) {
 		snprintf(why, sizeof(why),
 			 "wants to RDMA READ but its connect request has initiator_depth 0");
 		rc_reject(c, why);
@@ -268,24 +337,37 @@ static int serve_client(struct rc_conn *c, const void *priv, size_t priv_len, vo
 	}
 	/* responder_resources: how many of the client's READs our QP serves
 	 * at once (0 = none at all). initiator_depth 0: we issue no READs. */
-	ret = rc_accept(c, 0, s.read_depth);
+	ret = rc_accept(c, 0, s->read_depth);
 	if (ret)
 		return ret;
-	printf("connection from %s: %u-byte buffer, access %s, read depth %u\n", c->peer, s.len,
-	       rw_access_str(rw_access_for(s.hello.ops), flags, sizeof(flags)), s.read_depth);
-	ret = send_buf(&s);
+	printf("connection from %s: %u-byte buffer, access %s, read depth %u%s%s\n", c->peer,
+	       s->len, rw_access_str(s->access, flags, sizeof(flags)), s->read_depth,
+	       s->hello.lesson ? ", lesson " : "",
+	       s->hello.lesson ? rw_inject_name(s->hello.lesson) : "");
+	ret = send_buf(s);
 	if (ret)
 		return ret;
-	ret = converse(&s);
+	ret = converse(s);
 	if (ret)
 		return ret;
 	printf("connection from %s closed\n", c->peer);
 	rc_disconnect(c);
-	if (s.mismatch)
+	if (s->mismatch)
 		return rc_fail(&c->log, EPROTO,
 			       "the buffer's checksum differs from the client's: the data did not "
 			       "arrive as sent");
 	return 0;
+}
+
+static int serve_client(struct rc_conn *c, const void *priv, size_t priv_len, void *arg)
+{
+	struct session s = { .c = c, .opt = arg };
+	int ret = serve(&s, priv, priv_len);
+
+	/* A lesson's own MR goes before the PD (rc_serve then destroys the
+	 * connection); rc_buf_alloc's buffers go with the connection. */
+	rw_mr_free(&s.udata);
+	return ret;
 }
 
 int main(int argc, char **argv)

@@ -145,21 +145,149 @@ t_two_clients_at_once_each_own_buffer() {
 	stop_server srv
 }
 
+# Every --inject lesson exits 4 (it showed what it teaches) and ends with
+# its verdict on stdout; stderr stays empty.
+want_lesson_shown() {
+	want_rc "$1" 4 || return 1
+	want_out "$1" "^lesson $2: shown \($3\)$" || return 1
+	[ ! -s "$T/$1.err" ] || fail "$1 printed on stderr: $(tail_of "$T/$1.err")"
+}
+
+# serves_next SERVER SIZE: after a lesson the server is alive and serves a
+# normal client (its buffer verified).
+serves_next() {
+	alive "$1" || return 1
+	run next "$C" "${CT[@]}" -s "$2" "$RDMA_IP" "$PORT"
+	want_rc next 0 || return 1
+	want_verified next "$1" "$2"
+}
+
+# The server's line for a lesson client whose QP was refused: its receive
+# for DONE flushed.
+want_server_flushed() {
+	wait_for "$1" "^server: client $RDMA_IP port [0-9]+: the receive for DONE was flushed" 10
+}
+
 t_inject_bad_rkey() {
 	start_server srv "$S" -s 64K || return 1
 	run bad "$C" "${CT[@]}" --inject bad-rkey "$RDMA_IP" "$PORT"
-	want_rc bad 1 || return 1
-	want_out bad "^completion of wr_id 1000 \(the WRITE with the wrong rkey\): IBV_WC_REM_ACCESS_ERR " || return 1
+	want_lesson_shown bad bad-rkey "IBV_WC_REM_ACCESS_ERR after [0-9.]+ ms" || return 1
+	want_out bad "^completion of wr_id 1000 \(the WRITE with the wrong rkey\): IBV_WC_REM_ACCESS_ERR \(remote access error\) after [0-9.]+ ms$" || return 1
 	want_out bad "^completion of wr_id 1001 \(the correct WRITE behind it\): IBV_WC_WR_FLUSH_ERR " || return 1
 	want_out bad "^our QP is now in state ERR" || return 1
-	want_out bad "^What happened: " || return 1
-	want_err bad "failed with IBV_WC_REM_ACCESS_ERR" || return 1
+	want_out bad "^What happened: the WRITE carried an rkey the server never handed out\.$" || return 1
+	want_out bad "^failed one completed with IBV_WC_WR_FLUSH_ERR, as every work request$" || return 1
 	# The server logs this client's failure and goes on serving.
-	wait_for srv "^server: client $RDMA_IP port [0-9]+: " 10 || return 1
-	alive srv || return 1
-	run cli "$C" "${CT[@]}" "$RDMA_IP" "$PORT"
-	want_rc cli 0 || return 1
-	want_verified cli srv 65536 || return 1
+	want_server_flushed srv || return 1
+	want_out srv "65536-byte buffer, access LOCAL_WRITE\|REMOTE_WRITE\|REMOTE_READ, read depth 16, lesson bad-rkey$" || return 1
+	serves_next srv 65536 || return 1
+	stop_server srv
+}
+
+t_lesson_no_remote_read() {
+	start_server srv "$S" -s 64K || return 1
+	run les "$C" "${CT[@]}" --inject no-remote-read "$RDMA_IP" "$PORT"
+	want_lesson_shown les no-remote-read "IBV_WC_REM_ACCESS_ERR after [0-9.]+ ms" || return 1
+	want_out les "^inject no-remote-read: the server registered its buffer with access LOCAL_WRITE\|REMOTE_WRITE,$" || return 1
+	want_out les "^completion of wr_id 1000 \(the WRITE\): IBV_WC_SUCCESS " || return 1
+	want_out les "^completion of wr_id 1001 \(the READ\): IBV_WC_REM_ACCESS_ERR \(remote access error\) after " || return 1
+	want_out les "^What happened: the server's memory region has no IBV_ACCESS_REMOTE_READ,$" || return 1
+	want_out les "^The WRITE, with the same address and rkey, succeeded: REMOTE_WRITE is$" || return 1
+	# The server's side of it: the flags it really used, and the flush.
+	want_out srv "65536-byte buffer, access LOCAL_WRITE\|REMOTE_WRITE, read depth 16, lesson no-remote-read$" || return 1
+	want_server_flushed srv || return 1
+	# READ only: the region has no flags at all; the READ alone fails.
+	run rd "$C" "${CT[@]}" --op read --inject no-remote-read "$RDMA_IP" "$PORT"
+	want_lesson_shown rd no-remote-read "IBV_WC_REM_ACCESS_ERR after [0-9.]+ ms" || return 1
+	want_out rd "^completion of wr_id 1000 \(the READ\): IBV_WC_REM_ACCESS_ERR " || return 1
+	want_out srv "65536-byte buffer, access none, read depth 16, lesson no-remote-read$" || return 1
+	serves_next srv 65536 || return 1
+	stop_server srv
+}
+
+t_lesson_out_of_bounds() {
+	local page len half
+	page=$(getconf PAGESIZE)
+	len=$((page - 1)) half=$(((page - 1) / 2))
+	start_server srv "$S" || return 1
+	# Without -s the lesson asks for one byte less than a page: the byte
+	# past the buffer is in the buffer's last page.
+	run les "$C" "${CT[@]}" --inject out-of-bounds "$RDMA_IP" "$PORT"
+	want_lesson_shown les out-of-bounds "IBV_WC_REM_ACCESS_ERR after [0-9.]+ ms" || return 1
+	want_out les "^server buffer: $len bytes at " || return 1
+	want_out les "^rc_remote_range_ok\(offset $((len - half + 1)), $half bytes\) says no: a normal client never$" || return 1
+	want_out les "^completion of wr_id 1000 \(the READ of the last bytes\): IBV_WC_SUCCESS " || return 1
+	want_out les "^completion of wr_id 1001 \(the READ one byte further\): IBV_WC_REM_ACCESS_ERR \(remote access error\) after " || return 1
+	want_out les "^The byte past the end is in the same page as the buffer's last byte$" || return 1
+	want_out les "^still the READ was refused: a region's bounds are exact to the byte\.$" || return 1
+	want_server_flushed srv || return 1
+	# A page-aligned end (-s 64K): the same refusal, without the page remark.
+	run les2 "$C" "${CT[@]}" -s 64K --inject out-of-bounds "$RDMA_IP" "$PORT"
+	want_lesson_shown les2 out-of-bounds "IBV_WC_REM_ACCESS_ERR after [0-9.]+ ms" || return 1
+	[ "$(count_out les2 'same page')" = 0 ] || fail "the page remark for a page-aligned end" || return 1
+	serves_next srv 65536 || return 1
+	stop_server srv
+}
+
+t_lesson_no_read_depth() {
+	local t0 t1
+	start_server srv "$S" -s 64K || return 1
+	t0=$(date +%s%N)
+	run les "$C" --timeout 2 --inject no-read-depth "$RDMA_IP" "$PORT"
+	t1=$(date +%s%N)
+	want_rc les 4 || return 1
+	want_out les "^server buffer: 65536 bytes at .*, write\+read, read depth 0$" || return 1
+	want_out les "^with responder_resources 0, and our QP's max_rd_atomic is 0\. Now one RDMA$" || return 1
+	want_out srv "^lesson no-read-depth for $RDMA_IP port [0-9]+: accepting with responder_resources 0 \(its initiator_depth is 0\)$" || return 1
+	want_out srv "65536-byte buffer, access LOCAL_WRITE\|REMOTE_WRITE\|REMOTE_READ, read depth 0, lesson no-read-depth$" || return 1
+	# What the READ did, as the client saw it: either it never completed
+	# (then it was flushed once the QP was moved to ERR, after the
+	# timeout), or it failed with an error status. Never success.
+	if grep -q "^no completion within 2000 ms; moving our QP to the error state now$" "$T/les.out"; then
+		want_lesson_shown les no-read-depth "no completion within 2000 ms; IBV_WC_WR_FLUSH_ERR after the QP was moved to ERR" || return 1
+		want_out les "^completion of wr_id 1000 \(the READ\): IBV_WC_WR_FLUSH_ERR \(Work Request Flushed Error\) [0-9.]+ ms after that$" || return 1
+		want_out les "^What happened: for 2000 ms the READ neither completed nor failed: no NAK,$" || return 1
+		[ $(((t1 - t0) / 1000000)) -ge 2000 ] || fail "the client gave up before its 2 s timeout" || return 1
+	else
+		want_out les "^completion of wr_id 1000 \(the READ\): IBV_WC_[A-Z_]+_ERR " || return 1
+		want_lesson_shown les no-read-depth "IBV_WC_[A-Z_]+_ERR after [0-9.]+ ms" || return 1
+	fi
+	want_out les "^and the CM sets the client QP's max_rd_atomic from the server's answer\.$" || return 1
+	# The server sees the client leave before DONE, and serves the next.
+	wait_for srv "^server: client $RDMA_IP port [0-9]+: the client disconnected before it was done" 10 || return 1
+	serves_next srv 65536 || return 1
+	stop_server srv
+}
+
+t_lesson_unaligned() {
+	start_server srv "$S" -s 1M || return 1
+	run les "$C" "${CT[@]}" --inject unaligned "$RDMA_IP" "$PORT"
+	want_lesson_shown les unaligned "verified 1048576 bytes at odd addresses" || return 1
+	want_out les "^inject unaligned: our WRITE source is at 0x[0-9a-f]*[13579bdf] and our READ destination at 0x[0-9a-f]*[13579bdf]$" || return 1
+	want_out les "^\(malloc'd, one byte in\); the server's buffer is at 0x[0-9a-f]*[13579bdf] \(an odd address\)\.$" || return 1
+	want_out srv "^lesson unaligned for $RDMA_IP port [0-9]+: its buffer is at 0x[0-9a-f]*[13579bdf] \(malloc'd, odd\)$" || return 1
+	# The data itself: three equal checksums, as for any transfer.
+	want_verified les srv 1048576 || return 1
+	want_out les "^length, and the WRITE and READ moved the data correctly \(1048576 bytes$" || return 1
+	serves_next srv 65536 || return 1
+	stop_server srv
+}
+
+t_lesson_dereg_other() {
+	local kept gone
+	start_server srv "$S" -s 64K || return 1
+	run les "$C" "${CT[@]}" --inject dereg-other "$RDMA_IP" "$PORT"
+	want_lesson_shown les dereg-other "the kept MR's READ succeeded; IBV_WC_REM_ACCESS_ERR through the deregistered one after [0-9.]+ ms" || return 1
+	want_out les "^completion of wr_id 1000 \(the READ through the kept MR\): IBV_WC_SUCCESS " || return 1
+	want_out les "^completion of wr_id 1001 \(the READ through the deregistered MR\): IBV_WC_REM_ACCESS_ERR " || return 1
+	# The rkeys the client used are the ones the server registered.
+	kept=$(sed -En 's/^\(rkeys (0x[0-9a-f]+) and (0x[0-9a-f]+)\) .*/\1/p' "$T/les.out")
+	gone=$(sed -En 's/^\(rkeys (0x[0-9a-f]+) and (0x[0-9a-f]+)\) .*/\2/p' "$T/les.out")
+	[ -n "$kept" ] && [ -n "$gone" ] && [ "$kept" != "$gone" ] || fail "rkeys '$kept' '$gone'" || return 1
+	want_out srv "^lesson dereg-other for $RDMA_IP port [0-9]+: registered its buffer again \(rkey $gone\) and deregistered that MR; rkey $kept stays$" || return 1
+	want_out les "^the server's data \(checked\): deregistering the other MR did not touch it,$" || return 1
+	want_server_flushed srv || return 1
+	serves_next srv 65536 || return 1
 	stop_server srv
 }
 
@@ -193,12 +321,20 @@ t_bad_options() {
 	run c7 "$C" --inject bad-lkey "$RDMA_IP"; want_rc c7 2 || return 1
 	want_err c7 "unknown --inject 'bad-lkey'" || return 1
 	run c8 "$C" --inject bad-rkey --op read "$RDMA_IP"; want_rc c8 2 || return 1
+	run c10 "$C" --inject dereg-other --op write "$RDMA_IP"; want_rc c10 2 || return 1
+	want_err c10 "--inject dereg-other posts a READ: use --op read or both" || return 1
 	run c9 "$C" --timeout 0 "$RDMA_IP"; want_rc c9 2 || return 1
 	run s1 "$S" -s 0; want_rc s1 2 || return 1
 	want_err s1 "invalid size '0'" || return 1
 	run s2 "$S" stray-argument; want_rc s2 2 || return 1
 	run h1 "$C" --help; want_rc h1 0 || return 1
 	want_out h1 "^usage: rdma-client" || return 1
+	# --help names every lesson, and the exit code of a lesson.
+	local l
+	for l in bad-rkey no-remote-read out-of-bounds no-read-depth unaligned dereg-other; do
+		want_out h1 "^          $l  " || return 1
+	done
+	want_out h1 "^4 an --inject lesson showed what it teaches\.$" || return 1
 	run h2 "$S" --help; want_rc h2 0 || return 1
 	want_out h2 "^usage: rdma-server"
 }
@@ -279,12 +415,22 @@ t_json_output() {
 	# The checksum is the one the server computed over its buffer.
 	sum=$("$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["checksum"].split(":")[1])' <"$T/cli.out")
 	wait_for srv "done: 262144 bytes, checksum fnv1a64 0x$sum, the same" 5 || return 1
-	# A failure after connecting: still one object, exit 1, the reason.
+	# A lesson: one object, exit 4, what it saw, no error.
 	run bad "$C" "${CT[@]}" --json --inject bad-rkey -s 4K "$RDMA_IP" "$PORT"
-	want_rc bad 1 || return 1
-	want_json bad "d['ok'] is False and d['exit_code'] == 1 and d['op'] == 'inject-bad-rkey' and
+	want_rc bad 4 || return 1
+	want_json bad "d['ok'] is True and d['exit_code'] == 4 and d['op'] == 'inject-bad-rkey' and
 		d['write'] is None and d['verified'] is False and d['checksum'] is None and
-		'IBV_WC_REM_ACCESS_ERR' in d['error'] and 'rdma-client: ' + d['error'] + '\n' == err" || return 1
+		d['lesson_saw'].startswith('IBV_WC_REM_ACCESS_ERR after ') and d['error'] is None and
+		err == ''" || return 1
+	run una "$C" "${CT[@]}" --json --inject unaligned -s 4K "$RDMA_IP" "$PORT"
+	want_rc una 4 || return 1
+	want_json una "d['ok'] is True and d['exit_code'] == 4 and d['op'] == 'inject-unaligned' and
+		d['verified'] is True and d['lesson_saw'] == 'verified 4096 bytes at odd addresses'" || return 1
+	# A failure: still one object, the reason as stderr has it.
+	run big "$C" "${CT[@]}" --json -s 2M "$RDMA_IP" "$PORT"
+	want_rc big 3 || return 1
+	want_json big "d['ok'] is False and d['exit_code'] == 3 and 'lesson_saw' not in d and
+		'rdma-client: ' + d['error'] + '\n' == err" || return 1
 	stop_server srv || return 1
 	run none "$C" --timeout 3 --json "$RDMA_IP" "$PORT"
 	want_rc none 3 || return 1
@@ -293,7 +439,9 @@ t_json_output() {
 }
 
 run_tests t_write_read_verify_default t_sizes_verified_and_split t_pipelined_write_and_read \
-	t_two_clients_at_once_each_own_buffer t_inject_bad_rkey t_bad_requests_leave_server_unaffected \
+	t_two_clients_at_once_each_own_buffer t_inject_bad_rkey t_lesson_no_remote_read \
+	t_lesson_out_of_bounds t_lesson_no_read_depth t_lesson_unaligned t_lesson_dereg_other \
+	t_bad_requests_leave_server_unaffected \
 	t_bad_options t_nothing_listening t_long_run_server_probes_client \
 	t_client_killed_server_survives t_server_stops_cleanly_with_client_connected \
 	t_sequence_matches_trace t_json_output

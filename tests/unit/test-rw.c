@@ -94,6 +94,88 @@ static void hello_rejects_bad(void **state)
 	assert_int_equal(rw_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EBADMSG);
 }
 
+/* The lesson byte of HELLO (and of BUF, which echoes it). */
+static void hello_and_buf_carry_the_lesson(void **state)
+{
+	uint8_t priv[56] = { 0 }, buf[RW_CTRL_MAX];
+	struct rw_hello h = { .len = 4095, .ops = RW_OP_BOTH, .read_depth = 8 }, out;
+	struct rw_buf b = { .rb = { .addr = 0x1001, .rkey = 7, .len = 4095 },
+			    .max_msg_sz = 4096,
+			    .ops = RW_OP_BOTH,
+			    .read_depth = 8 },
+		      bout;
+	char err[128];
+	unsigned l;
+	size_t n;
+
+	(void)state;
+	for (l = RW_INJECT_NONE; l < RW_INJECT_COUNT; l++) {
+		if (l == RW_INJECT_NO_READ_DEPTH)
+			continue; /* below: it needs a read depth of 0 */
+		h.lesson = (uint8_t)l;
+		rw_hello_pack(priv, &h);
+		assert_int_equal(priv[sizeof(struct rc_hdr) + 6], l);
+		assert_int_equal(rw_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), 0);
+		assert_int_equal(out.lesson, l);
+		b.lesson = (uint8_t)l;
+		n = rw_buf_pack(buf, 0, &b);
+		assert_int_equal(rw_buf_unpack(buf, n, 0, &bout, err, sizeof(err)), 0);
+		assert_int_equal(bout.lesson, l);
+	}
+	/* An unknown lesson is refused. */
+	h.lesson = RW_INJECT_COUNT;
+	rw_hello_pack(priv, &h);
+	assert_int_equal(rw_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "unknown lesson"));
+	b.lesson = 0xff;
+	n = rw_buf_pack(buf, 0, &b);
+	assert_int_equal(rw_buf_unpack(buf, n, 0, &bout, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "unknown lesson"));
+	/* READ with a read depth of 0 only in the no-read-depth lesson, and
+	 * that lesson only so. */
+	h = (struct rw_hello){ .len = 1, .ops = RW_OP_READ, .lesson = RW_INJECT_NO_READ_DEPTH };
+	rw_hello_pack(priv, &h);
+	assert_int_equal(rw_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), 0);
+	assert_int_equal(out.read_depth, 0);
+	h.read_depth = 1;
+	rw_hello_pack(priv, &h);
+	assert_int_equal(rw_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "no-read-depth"));
+	h = (struct rw_hello){ .len = 1, .ops = RW_OP_WRITE, .lesson = RW_INJECT_NO_READ_DEPTH };
+	rw_hello_pack(priv, &h);
+	assert_int_equal(rw_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EBADMSG);
+	b = (struct rw_buf){ .rb = { .addr = 0x1000, .rkey = 1, .len = 1 },
+			     .max_msg_sz = 1,
+			     .ops = RW_OP_BOTH,
+			     .lesson = RW_INJECT_NO_READ_DEPTH };
+	n = rw_buf_pack(buf, 0, &b);
+	assert_int_equal(rw_buf_unpack(buf, n, 0, &bout, err, sizeof(err)), 0);
+	b.lesson = RW_INJECT_NO_REMOTE_READ;
+	n = rw_buf_pack(buf, 0, &b);
+	assert_int_equal(rw_buf_unpack(buf, n, 0, &bout, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "read depth of 0"));
+}
+
+static void inject_names(void **state)
+{
+	static const char *const names[] = { "bad-rkey",      "no-remote-read", "out-of-bounds",
+					     "no-read-depth", "unaligned",	"dereg-other" };
+	unsigned i;
+
+	(void)state;
+	assert_int_equal(RW_INJECT_COUNT, 1 + sizeof(names) / sizeof(names[0]));
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		assert_int_equal(rw_inject_parse(names[i]), i + 1);
+		assert_string_equal(rw_inject_name(i + 1), names[i]);
+	}
+	assert_string_equal(rw_inject_name(RW_INJECT_NONE), "none");
+	assert_string_equal(rw_inject_name(RW_INJECT_COUNT), "(unknown)");
+	/* "none" is no lesson to ask for; names match exactly. */
+	assert_int_equal(rw_inject_parse("none"), RW_INJECT_COUNT);
+	assert_int_equal(rw_inject_parse("bad-rkey "), RW_INJECT_COUNT);
+	assert_int_equal(rw_inject_parse(""), RW_INJECT_COUNT);
+}
+
 /* ------------------------------------------------------------------ */
 /* BUF, DONE, RESULT                                                   */
 /* ------------------------------------------------------------------ */
@@ -424,6 +506,38 @@ static void client_options(void **state)
 			 0);
 	assert_int_equal(o.inject, RW_INJECT_BAD_RKEY);
 	assert_int_equal(o.depth, 1024);
+	/* Every lesson by name; the READ lessons with --op read too, and
+	 * unaligned with either operation alone. */
+	assert_int_equal(rw_parse_client(ARGC("--inject", "no-remote-read", "h"),
+					 ARGV("--inject", "no-remote-read", "h"), &o, err,
+					 sizeof(err)),
+			 0);
+	assert_int_equal(o.inject, RW_INJECT_NO_REMOTE_READ);
+	assert_int_equal(rw_parse_client(ARGC("--inject=out-of-bounds", "--op", "read", "h"),
+					 ARGV("--inject=out-of-bounds", "--op", "read", "h"), &o,
+					 err, sizeof(err)),
+			 0);
+	assert_int_equal(o.inject, RW_INJECT_OUT_OF_BOUNDS);
+	assert_int_equal(o.ops, RW_OP_READ);
+	assert_int_equal(rw_parse_client(ARGC("--inject", "no-read-depth", "h"),
+					 ARGV("--inject", "no-read-depth", "h"), &o, err,
+					 sizeof(err)),
+			 0);
+	assert_int_equal(o.inject, RW_INJECT_NO_READ_DEPTH);
+	assert_int_equal(rw_parse_client(ARGC("--inject", "unaligned", "--op", "write", "h"),
+					 ARGV("--inject", "unaligned", "--op", "write", "h"), &o,
+					 err, sizeof(err)),
+			 0);
+	assert_int_equal(o.inject, RW_INJECT_UNALIGNED);
+	assert_int_equal(rw_parse_client(ARGC("--inject", "unaligned", "--op", "read", "h"),
+					 ARGV("--inject", "unaligned", "--op", "read", "h"), &o,
+					 err, sizeof(err)),
+			 0);
+	assert_int_equal(rw_parse_client(ARGC("--inject", "dereg-other", "h"),
+					 ARGV("--inject", "dereg-other", "h"), &o, err,
+					 sizeof(err)),
+			 0);
+	assert_int_equal(o.inject, RW_INJECT_DEREG_OTHER);
 	assert_int_equal(rw_parse_client(ARGC("--poll", "busy", "h"), ARGV("--poll", "busy", "h"),
 					 &o, err, sizeof(err)),
 			 0);
@@ -463,6 +577,22 @@ static void client_options_rejected(void **state)
 			    "unknown --inject");
 	expect_client_error(ARGC("--inject", "bad-rkey", "--op", "read", "h"),
 			    ARGV("--inject", "bad-rkey", "--op", "read", "h"), "--op write");
+	expect_client_error(ARGC("--inject", "none", "h"), ARGV("--inject", "none", "h"),
+			    "unknown --inject 'none' (bad-rkey, no-remote-read");
+	expect_client_error(ARGC("--inject", "", "h"), ARGV("--inject", "", "h"),
+			    "unknown --inject ''");
+	expect_client_error(ARGC("--inject", "no-remote-read", "--op", "write", "h"),
+			    ARGV("--inject", "no-remote-read", "--op", "write", "h"),
+			    "--inject no-remote-read posts a READ: use --op read or both");
+	expect_client_error(ARGC("--inject", "out-of-bounds", "--op", "write", "h"),
+			    ARGV("--inject", "out-of-bounds", "--op", "write", "h"),
+			    "--inject out-of-bounds posts a READ");
+	expect_client_error(ARGC("--inject", "no-read-depth", "--op", "write", "h"),
+			    ARGV("--inject", "no-read-depth", "--op", "write", "h"),
+			    "--inject no-read-depth posts a READ");
+	expect_client_error(ARGC("--inject", "dereg-other", "--op", "write", "h"),
+			    ARGV("--inject", "dereg-other", "--op", "write", "h"),
+			    "--inject dereg-other posts a READ");
 	expect_client_error(ARGC("--timeout", "0", "h"), ARGV("--timeout", "0", "h"),
 			    "invalid timeout");
 	expect_client_error(ARGC("--poll", "spin", "h"), ARGV("--poll", "spin", "h"),
@@ -526,6 +656,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(hello_round_trip_with_padding),
 		cmocka_unit_test(hello_rejects_bad),
+		cmocka_unit_test(hello_and_buf_carry_the_lesson),
+		cmocka_unit_test(inject_names),
 		cmocka_unit_test(buf_round_trip),
 		cmocka_unit_test(buf_rejects_bad),
 		cmocka_unit_test(sum_round_trip_and_rejects),
