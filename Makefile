@@ -232,6 +232,14 @@ repro-rxe-read-send: repro-build
 			tools/rdma-env -n 2 --kernel $$k -t 1800 -- tests/repro/rxe-read-send.sh || exit 1; \
 	done
 
+# Every --inject lesson, with what it shows and why, in the Soft-RoCE environment: one PASS/FAIL
+# line per lesson (tools/lessons; the lessons are listed there).
+.PHONY: lessons
+lessons:
+	tools/deps base
+	$(MAKE) all
+	tools/rdma-env -- tools/lessons
+
 # Is this machine ready for RDMA? One line per check, with the fix for each failure.
 check-env:
 	tools/rdma-check
