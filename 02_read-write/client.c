@@ -127,8 +127,8 @@ static int qp_read_depth(struct rc_conn *c, unsigned *out)
 	return 0;
 }
 
-/* dereg-other: the second BUF, the MR the server deregistered. */
-static int receive_buf2(struct client *cl)
+/* A BUF (sequence number seq) in the receive slot at ctrl_rx + off. */
+static int next_buf(struct client *cl, uint64_t wr_id, size_t off, uint32_t seq, struct rw_buf *b)
 {
 	struct rc_conn *c = &cl->conn;
 	struct ibv_wc wc;
@@ -138,15 +138,28 @@ static int receive_buf2(struct client *cl)
 	ret = rc_next_wc(c, &wc);
 	if (ret)
 		return ret;
-	if (wc.wr_id != WR_RECV_CTRL2 || wc.opcode != IBV_WC_RECV)
+	if (wc.wr_id != wr_id || wc.opcode != IBV_WC_RECV)
 		return rc_unexpected_wc(c, &wc);
-	ret = rw_buf_unpack((uint8_t *)cl->ctrl_rx->addr + RW_CTRL_MAX, wc.byte_len, 1,
-			    &cl->remote2, why, sizeof(why));
+	/* Never trust the peer: length from wc.byte_len, then every field. */
+	ret = rw_buf_unpack((uint8_t *)cl->ctrl_rx->addr + off, wc.byte_len, seq, b, why,
+			    sizeof(why));
 	if (ret)
-		return rc_fail(&c->log, EPROTO, "bad second BUF from the server: %s", why);
-	if (cl->remote2.lesson != RW_INJECT_DEREG_OTHER ||
-	    cl->remote2.rb.addr != cl->remote.rb.addr || cl->remote2.rb.len != cl->remote.rb.len)
-		return rc_fail(&c->log, EPROTO,
+		return rc_fail(&c->log, EPROTO, "bad BUF from the server: %s", why);
+	if (b->lesson != cl->opt.inject)
+		return rc_fail(&c->log, EPROTO, "we run lesson %s, the server's BUF says %s",
+			       rw_inject_name(cl->opt.inject), rw_inject_name(b->lesson));
+	return 0;
+}
+
+/* dereg-other: the second BUF, the MR the server deregistered. */
+static int receive_buf2(struct client *cl)
+{
+	int ret = next_buf(cl, WR_RECV_CTRL2, RW_CTRL_MAX, 1, &cl->remote2);
+
+	if (ret)
+		return ret;
+	if (cl->remote2.rb.addr != cl->remote.rb.addr || cl->remote2.rb.len != cl->remote.rb.len)
+		return rc_fail(&cl->conn.log, EPROTO,
 			       "the second BUF does not describe the same buffer as the first");
 	return 0;
 }
@@ -157,22 +170,11 @@ static int receive_buf(struct client *cl)
 	struct rc_conn *c = &cl->conn;
 	struct rw_buf *b = &cl->remote;
 	unsigned qp_depth = 0;
-	struct ibv_wc wc;
-	char why[160];
 	int ret;
 
-	ret = rc_next_wc(c, &wc);
+	ret = next_buf(cl, WR_RECV_CTRL, 0, 0, b);
 	if (ret)
 		return ret;
-	if (wc.wr_id != WR_RECV_CTRL || wc.opcode != IBV_WC_RECV)
-		return rc_unexpected_wc(c, &wc);
-	/* Never trust the peer: length from wc.byte_len, then every field. */
-	ret = rw_buf_unpack(cl->ctrl_rx->addr, wc.byte_len, 0, b, why, sizeof(why));
-	if (ret)
-		return rc_fail(&c->log, EPROTO, "bad BUF from the server: %s", why);
-	if (b->lesson != cl->opt.inject)
-		return rc_fail(&c->log, EPROTO, "we run lesson %s, the server's BUF says %s",
-			       rw_inject_name(cl->opt.inject), rw_inject_name(b->lesson));
 	if ((b->ops & cl->opt.ops) != cl->opt.ops)
 		return rc_fail(&c->log, EPROTO, "the server's buffer allows %s, we need %s",
 			       rw_ops_str(b->ops), rw_ops_str(cl->opt.ops));

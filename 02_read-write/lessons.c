@@ -212,6 +212,22 @@ static bool server_data_at(const uint8_t *p, uint64_t off, uint32_t n)
 	return same;
 }
 
+/* out-of-bounds and dereg-other: w[0], a READ of n bytes at offset off of
+ * the server's buffer, returned its data; w[1] was refused. 0, or why not. */
+static int want_read_then_refused(struct client *cl, const struct lesson_wr *w, uint64_t off,
+				  uint32_t n)
+{
+	if (w[0].status != IBV_WC_SUCCESS)
+		return not_shown(cl, "expected %s to succeed, saw %s", w[0].what,
+				 rw_wc_status_name(w[0].status));
+	if (!server_data_at(cl->dst->addr, off, n))
+		return not_shown(cl, "%s returned other data than the server's", w[0].what);
+	if (w[1].status != IBV_WC_REM_ACCESS_ERR)
+		return not_shown(cl, "expected IBV_WC_REM_ACCESS_ERR for %s, saw %s", w[1].what,
+				 rw_wc_status_name(w[1].status));
+	return 0;
+}
+
 /* Two READs of n bytes each fit side by side in our READ buffer. */
 static uint32_t half_len(const struct client *cl)
 {
@@ -335,17 +351,9 @@ static int lesson_out_of_bounds(struct client *cl)
 	if (ret)
 		return ret;
 	st = show_qp_state(cl);
-	if (w[0].status != IBV_WC_SUCCESS)
-		return not_shown(cl, "expected the READ inside the buffer to succeed, saw %s",
-				 rw_wc_status_name(w[0].status));
-	if (!server_data_at(cl->dst->addr, ok_off, n))
-		return not_shown(cl, "the READ inside the buffer returned other data than the "
-				     "server's");
-	if (w[1].status != IBV_WC_REM_ACCESS_ERR)
-		return not_shown(cl,
-				 "expected IBV_WC_REM_ACCESS_ERR for the READ one byte past the "
-				 "end, saw %s",
-				 rw_wc_status_name(w[1].status));
+	ret = want_read_then_refused(cl, w, ok_off, n);
+	if (ret)
+		return ret;
 	say(cl, "\nWhat happened: the READ inside the buffer returned the server's data\n"
 		"(checked). The READ that reached one byte past the end was refused with\n"
 		"IBV_WC_REM_ACCESS_ERR: the server's NIC checks the whole range of each\n"
@@ -498,17 +506,9 @@ static int lesson_dereg_other(struct client *cl)
 	if (ret)
 		return ret;
 	st = show_qp_state(cl);
-	if (w[0].status != IBV_WC_SUCCESS)
-		return not_shown(cl, "expected the READ through the kept MR to succeed, saw %s",
-				 rw_wc_status_name(w[0].status));
-	if (!server_data_at(cl->dst->addr, 0, n))
-		return not_shown(cl, "the READ through the kept MR returned other data than the "
-				     "server's");
-	if (w[1].status != IBV_WC_REM_ACCESS_ERR)
-		return not_shown(cl,
-				 "expected IBV_WC_REM_ACCESS_ERR through the deregistered MR, "
-				 "saw %s",
-				 rw_wc_status_name(w[1].status));
+	ret = want_read_then_refused(cl, w, 0, n);
+	if (ret)
+		return ret;
 	say(cl, "\nWhat happened: the READ through the MR that is still registered returned\n"
 		"the server's data (checked): deregistering the other MR did not touch it,\n"
 		"though both cover the same memory. An MR is the NIC's entry for a range of\n"
