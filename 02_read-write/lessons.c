@@ -193,8 +193,8 @@ static void explain_refused(struct client *cl, enum ibv_qp_state st, int behind)
 	say(cl, "On a reliable connection such errors are never silent: they arrive as\n"
 		"completion statuses, so check the status of every completion, and signal\n"
 		"at least the last WR of each batch. The server's NIC refused the request\n"
-		"without the server's CPU; the server then finds its receive for DONE\n"
-		"flushed (see its log), drops this connection and serves other clients.\n\n");
+		"without the server program taking part; the server then finds its receive\n"
+		"for DONE flushed (see its log), drops this connection and serves others.\n\n");
 }
 
 /* Is p[0..n) what the server's buffer holds at offset off (its initial
