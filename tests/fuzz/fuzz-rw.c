@@ -15,11 +15,17 @@
 #include "fuzz.h"
 #include "rw.h"
 
-/* What rw.h promises about ops and read depth, for HELLO and BUF alike. */
-static void check_ops(unsigned ops, unsigned read_depth)
+/* What rw.h promises about ops, read depth and lesson, for HELLO and BUF
+ * alike: READ needs a depth of at least 1, except in the no-read-depth
+ * lesson, which is about a depth of 0 (and needs READ). */
+static void check_ops(unsigned ops, unsigned read_depth, unsigned lesson)
 {
 	CHECK(ops == RW_OP_WRITE || ops == RW_OP_READ || ops == RW_OP_BOTH);
-	CHECK((ops & RW_OP_READ) ? read_depth >= 1 : read_depth == 0);
+	CHECK(lesson < RW_INJECT_COUNT);
+	if (lesson == RW_INJECT_NO_READ_DEPTH)
+		CHECK((ops & RW_OP_READ) && read_depth == 0);
+	else
+		CHECK((ops & RW_OP_READ) ? read_depth >= 1 : read_depth == 0);
 }
 
 static void fuzz_hello(const uint8_t *msg, size_t len)
@@ -35,7 +41,7 @@ static void fuzz_hello(const uint8_t *msg, size_t len)
 	/* Private data may be padded, never short. */
 	CHECK(len >= RW_HELLO_LEN);
 	CHECK(h.len <= RW_MAX_SIZE);
-	check_ops(h.ops, h.read_depth);
+	check_ops(h.ops, h.read_depth, h.lesson);
 	rw_hello_pack(again, &h);
 	CHECK(memcmp(again, msg, RW_HELLO_LEN) == 0);
 }
@@ -59,7 +65,7 @@ static void fuzz_buf(const uint8_t *msg, size_t len, uint32_t want_seq)
 	CHECK(!rc_remote_range_ok(&b.rb, 0, (uint64_t)b.rb.len + 1));
 	/* Pieces are at most max_msg_sz: 0 would divide by zero. */
 	CHECK(b.max_msg_sz >= 1);
-	check_ops(b.ops, b.read_depth);
+	check_ops(b.ops, b.read_depth, b.lesson);
 	CHECK(rw_buf_pack(again, want_seq, &b) == len);
 	CHECK(memcmp(again, msg, len) == 0);
 }
