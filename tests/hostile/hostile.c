@@ -416,8 +416,9 @@ static int r_hello(struct hc *h, int arg)
 	rw_hello_pack(p, &hello);
 	switch (arg) {
 	case 107: /* not hostile: a control (see below) */ break;
-	case 108: p[22] = 1; break; /* reserved byte */
-	case 109: len = 0; break;   /* no HELLO */
+	case 108: p[23] = 1; break;   /* reserved byte (byte 22 is the lesson) */
+	case 111: p[22] = 200; break; /* a lesson that does not exist */
+	case 109: len = 0; break;     /* no HELLO */
 	case 110: p[5] = XFER_T_HELLO; break;
 	default:
 		if (arg < 100)
@@ -510,7 +511,8 @@ static const struct kase cases02[] = {
 	{ "hello-truncated", r_hello, B_LEN_SHORT, "rejected: expected a HELLO of 8 bytes" },
 	{ "hello-length-beyond-data", r_hello, B_LEN_HUGE, "rejected: header says 1000000" },
 	{ "hello-seq", r_hello, B_SEQ, "rejected: HELLO with sequence number 77" },
-	{ "hello-reserved", r_hello, 108, "rejected: HELLO with non-zero reserved" },
+	{ "hello-reserved", r_hello, 108, "rejected: HELLO with a non-zero reserved byte" },
+	{ "hello-lesson-200", r_hello, 111, "rejected: unknown lesson 200" },
 	{ "hello-len-2g", r_hello, 100, "rejected: asks for a buffer of 2147483648 bytes" },
 	{ "hello-len-over-server", r_hello, 101, "rejected: asks for a 67108864-byte buffer" },
 	{ "hello-ops-0", r_hello, 102, "rejected: unknown operations 0x00" },
