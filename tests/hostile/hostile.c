@@ -108,7 +108,8 @@ int hc_connect(struct hc *h, const void *priv, uint8_t priv_len, uint8_t initiat
 		ret = rc_buf_alloc(&h->c, NRECV * RX_SLOT, IBV_ACCESS_LOCAL_WRITE, &h->rx);
 	/* LOCAL_WRITE: our RDMA READs land here too. */
 	if (!ret)
-		ret = rc_buf_alloc(&h->c, TX_LEN, IBV_ACCESS_LOCAL_WRITE, &h->tx);
+		ret = rc_buf_alloc(&h->c, TX_LEN + X_MSGS * XFER_MSG_MAX, IBV_ACCESS_LOCAL_WRITE,
+				   &h->tx);
 	for (i = 0; !ret && i < NRECV; i++)
 		ret = rc_post_recv(&h->c, h->rx, i * RX_SLOT, RX_SLOT, WR_RX + i);
 	if (ret)
@@ -574,13 +575,24 @@ static int x_hello(struct hc *h, int arg)
 	return connect_bad(h, p, len, depth);
 }
 
-/* SEND m (packed with our next seq), after bending it as `b` says. */
+/*
+ * SEND m (packed with our next seq), after bending it as `b` says. Each
+ * message has a slot of its own after TX_LEN, never reused on this
+ * connection: a SEND's buffer is the NIC's until its completion, and rxe
+ * on 6.12 and 7.x reads it after ibv_post_send has returned (two CREDITs
+ * packed into one buffer arrived as the second twice).
+ */
 int x_send(struct hc *h, const struct xfer_msg *m, enum bend b)
 {
-	size_t len = xfer_msg_pack(h->tx->addr, h->seq++, m);
+	size_t off = TX_LEN + (size_t)h->seq * XFER_MSG_MAX, len;
+	uint8_t *p = (uint8_t *)h->tx->addr + off;
 
-	bend_hdr(h->tx->addr, b);
-	return hc_send(h, 0, len);
+	if (h->seq >= X_MSGS)
+		return rc_fail(&h->c.log, ENOBUFS, "more than %d messages on one connection",
+			       X_MSGS);
+	len = xfer_msg_pack(p, h->seq++, m);
+	bend_hdr(p, b);
+	return hc_send(h, off, len);
 }
 
 /* After connecting: the server's CHALLENGE, its nonce kept for a proof.

@@ -18,6 +18,9 @@
 #define TX_LEN	8192 /* what we SEND or WRITE from; also READ into */
 #define WR_RX	100  /* receives: WR_RX + slot */
 #define WR_TX	200
+/* After TX_LEN, 03's messages: a slot each (see x_send), at most this
+ * many SENDs per connection. */
+#define X_MSGS 32
 
 /* Chunk and depth of 03 cases; the get cases need a file of GET_CHUNKS
  * chunks on the server (--file). */
