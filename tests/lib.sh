@@ -38,6 +38,29 @@ fail() { REASON="$*"; return 1; }
 # Show the tail of a file in a failure reason.
 tail_of() { [ -f "$1" ] && tail -n "${2:-3}" "$1" | tr '\n' '|' | cut -c1-400; }
 
+# The port's max_msg_sz in bytes (the largest single RDMA message), as
+# ibv_devinfo -v reports it for $RDMA_DEV; nothing if it cannot be read.
+# It differs between kernels (8 MiB on rxe of 6.1, 2 GiB on 6.12 and 7.x).
+dev_max_msg_sz() {
+	local v
+	v=$(ibv_devinfo -v ${RDMA_DEV:+-d "$RDMA_DEV"} 2>/dev/null | awk '/max_msg_sz/ { print $2; exit }')
+	[[ $v =~ ^0x[0-9a-fA-F]+$ ]] && echo $((v))
+}
+
+# size_max PROGRAM ARGS...: the largest value a size option allows, in
+# bytes, from the program's own refusal of ARGS ("invalid size '0' (1 to
+# 1G)"); nothing if it does not say.
+size_max() {
+	local v
+	v=$("$@" 2>&1 >/dev/null | sed -En 's/.*\([0-9]+[KMG]? to ([0-9]+)([KMG]?)\).*/\1 \2/p' | head -n1)
+	case $v in
+	*" G") echo $((${v% *} << 30)) ;;
+	*" M") echo $((${v% *} << 20)) ;;
+	*" K") echo $((${v% *} << 10)) ;;
+	[0-9]*" ") echo "${v% *}" ;;
+	esac
+}
+
 # start_server NAME PROGRAM [ARGS...]: start it on a free port (-p 0 is
 # appended), wait for "listening on ADDR port N", set PORT.
 start_server() {

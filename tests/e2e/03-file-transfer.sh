@@ -327,6 +327,7 @@ t_local_and_remote_missing() {
 }
 
 t_limits_rejected() {
+	local max lim
 	dirs
 	mkfile "$W/local/big" $((32 << 20))
 	mkfile "$W/local/f" 100
@@ -337,10 +338,21 @@ t_limits_rejected() {
 	run l2 "$C" "${CT[@]}" -p "$PORT" -c 4K -t 9 "$W/local/f" "$RDMA_IP:f"
 	want_rc l2 3 || return 1
 	want_err l2 "rejected the connection: depth 9 is over this server's limit of 8; use a smaller -t$" || return 1
-	# Larger than the port's max_msg_sz (8 MiB on rxe): the client refuses.
-	run l3 "$C" "${CT[@]}" -p "$PORT" -c 16M -t 1 "$W/local/f" "$RDMA_IP:f"
-	want_rc l3 2 || return 1
-	want_err l3 "chunk 16 MiB is larger than the port's max_msg_sz" || return 1
+	# A chunk larger than one RDMA message may be (the port's max_msg_sz)
+	# or than -c allows: the client refuses it before connecting. Where
+	# max_msg_sz is at least what -c allows (2 GiB on rxe since 6.12, 1G
+	# for -c), only the second can happen.
+	max=$(dev_max_msg_sz)
+	lim=$(size_max "$C" -c 0 "$W/local/f" "$RDMA_IP:f")
+	[ -n "$max" ] && [ -n "$lim" ] || fail "max_msg_sz '$max' or the chunk limit '$lim' unknown" || return 1
+	if [ "$max" -lt "$lim" ]; then
+		run l3 "$C" "${CT[@]}" -p "$PORT" -c $((2 * max)) -t 1 "$W/local/f" "$RDMA_IP:f"
+		want_rc l3 2 || return 1
+		want_err l3 "chunk [0-9.]+ [KMG]iB is larger than the port's max_msg_sz \([0-9.]+ [KMG]iB\); use -c" || return 1
+	fi
+	run l3b "$C" "${CT[@]}" -p "$PORT" -c $((2 * lim)) -t 1 "$W/local/f" "$RDMA_IP:f"
+	want_rc l3b 2 || return 1
+	want_err l3b "invalid chunk size '$((2 * lim))'" || return 1
 	# --max-clients 1: a second client while one transfers is turned away.
 	spawn hog "$C" --timeout 5 -c 4K -t 1 "$W/local/big" "$RDMA_IP:big" -p "$PORT"
 	wait_temp_growing "$W/root" 15 hog || return $?
