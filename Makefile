@@ -104,13 +104,17 @@ $(EX02)/rdma-server: $(B)/$(EX02)/server.o $(B)/$(EX02)/rw.o $(COMMON_O)
 $(EX02)/rdma-client: $(B)/$(EX02)/client.o $(B)/$(EX02)/lessons.o $(B)/$(EX02)/rw.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# 03: xfer.c holds what its client and server share; XXH3 from libxxhash;
-# auth.c the --secret proof, with libsodium.
+# 03: what its client and server share, one file per concern: the wire
+# messages (xfer-msg.c), the command lines (xfer-opts.c), names, checksum
+# and files (xfer-file.c; XXH3 from libxxhash), the disk thread
+# (xfer-disk.c) and the control channel (xfer-ctl.c); auth.c the --secret
+# proof, with libsodium.
 $(B)/$(EX03)/%.o: CPPFLAGS += -I$(XXHASH_INC) -I$(SODIUM_INC)
 X03_LIBS := -L$(XXHASH_LIB) -L$(SODIUM_LIB) -lxxhash -lsodium
-$(EX03)/rdma-server: $(B)/$(EX03)/server.o $(B)/$(EX03)/xfer.o $(B)/$(EX03)/auth.o $(COMMON_O)
+X03_O    := $(addprefix $(B)/$(EX03)/,xfer-msg.o xfer-opts.o xfer-file.o xfer-disk.o xfer-ctl.o)
+$(EX03)/rdma-server: $(B)/$(EX03)/server.o $(X03_O) $(B)/$(EX03)/auth.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(X03_LIBS) $(LDLIBS)
-$(EX03)/rdma-client: $(B)/$(EX03)/client.o $(B)/$(EX03)/xfer.o $(B)/$(EX03)/auth.o $(COMMON_O)
+$(EX03)/rdma-client: $(B)/$(EX03)/client.o $(X03_O) $(B)/$(EX03)/auth.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(X03_LIBS) $(LDLIBS)
 
 # Unit tests (cmocka): no RDMA device needed.
@@ -126,10 +130,9 @@ $(B)/tests/test-basic: $(B)/tests/unit/test-basic.o $(B)/$(EX01)/basic.o $(COMMO
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
 $(B)/tests/test-rw: $(B)/tests/unit/test-rw.o $(B)/$(EX02)/rw.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
-$(B)/tests/test-xfer: $(B)/tests/unit/test-xfer.o $(B)/$(EX03)/xfer.o $(COMMON_O)
+$(B)/tests/test-xfer: $(B)/tests/unit/test-xfer.o $(X03_O) $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -L$(XXHASH_LIB) -o $@ $^ -lcmocka -lxxhash $(LDLIBS)
-$(B)/tests/test-auth: $(B)/tests/unit/test-auth.o $(B)/$(EX03)/auth.o $(B)/$(EX03)/xfer.o \
-		      $(COMMON_O)
+$(B)/tests/test-auth: $(B)/tests/unit/test-auth.o $(B)/$(EX03)/auth.o $(X03_O) $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(X03_LIBS) $(LDLIBS)
 $(B)/tests/test-allow: $(B)/tests/unit/test-allow.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
@@ -142,7 +145,7 @@ $(B)/tests/hostile.o $(B)/tests/hostile-security.o: $(B)/tests/%.o: tests/hostil
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 $(HOSTILE): $(B)/tests/hostile.o $(B)/tests/hostile-security.o $(B)/$(EX01)/basic.o \
-	    $(B)/$(EX02)/rw.o $(B)/$(EX03)/xfer.o $(B)/$(EX03)/auth.o $(COMMON_O)
+	    $(B)/$(EX02)/rw.o $(X03_O) $(B)/$(EX03)/auth.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(X03_LIBS) $(LDLIBS)
 
 # Fuzzing the wire decoders with libFuzzer (clang). `make fuzz` runs each
@@ -158,6 +161,7 @@ FUZZ_TARGETS += fuzz-rw
 FUZZ_TARGETS += fuzz-xfer
 FUZZ_BINS := $(addprefix $(B)/fuzz/bin/,$(FUZZ_TARGETS))
 FUZZ_COMMON_O := $(patsubst $(B)/%,$(B)/fuzz/%,$(COMMON_O))
+FUZZ_X03_O    := $(patsubst $(B)/%,$(B)/fuzz/%,$(X03_O))
 
 $(B)/fuzz/%.o: %.c $(B)/.flags
 	@mkdir -p $(@D)
@@ -173,8 +177,7 @@ $(B)/fuzz/bin/fuzz-rw: $(B)/fuzz/tests/fuzz/fuzz-rw.o $(B)/fuzz/$(EX02)/rw.o \
 		       $(FUZZ_COMMON_O)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-$(B)/fuzz/bin/fuzz-xfer: $(B)/fuzz/tests/fuzz/fuzz-xfer.o $(B)/fuzz/$(EX03)/xfer.o \
-			 $(FUZZ_COMMON_O)
+$(B)/fuzz/bin/fuzz-xfer: $(B)/fuzz/tests/fuzz/fuzz-xfer.o $(FUZZ_X03_O) $(FUZZ_COMMON_O)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_LDFLAGS) $(LDFLAGS) -L$(XXHASH_LIB) -o $@ $^ -lxxhash $(LDLIBS)
 

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "xfer.h"
+#include "xfer-msg.h"
 
 #define XFER_KEY_MIN 16
 #define XFER_KEY_MAX 4096

@@ -28,8 +28,8 @@
  * registered ring (pread/pwrite). RDMA removes the socket buffers: the NIC
  * reads our ring and writes the peer's. Two threads: the main thread makes
  * every verbs call (post, poll, control messages), the disk thread does
- * the pread/pwrite and the checksum of each chunk, in order (xfer.h says
- * how they hand chunks over). So the copy and the checksum of one chunk
+ * the pread/pwrite and the checksum of each chunk, in order (xfer-disk.h
+ * says how they hand chunks over). So the copy and the checksum of one chunk
  * overlap the posting of the others, and take a second core. O_DIRECT
  * into the ring would remove the copy too, at the price of alignment
  * rules.
@@ -49,7 +49,11 @@
 #include <unistd.h>
 
 #include "auth.h"
-#include "xfer.h"
+#include "xfer-ctl.h"
+#include "xfer-disk.h"
+#include "xfer-file.h"
+#include "xfer-msg.h"
+#include "xfer-opts.h"
 #include "rc-json.h"
 
 struct progress {

@@ -20,7 +20,7 @@
  * common/): one client's crash, stall or garbage only ends its own
  * transfer. Each transfer also has a disk thread for the pwrite/pread and
  * the checksum of each chunk, so the client's thread stays free for the
- * verbs calls (xfer.h says how the two hand chunks over).
+ * verbs calls (xfer-disk.h says how the two hand chunks over).
  *
  * Copies: RDMA removes the socket-buffer copies and the protocol work of
  * TCP (the NIC moves the bytes between the two rings). What remains is one
@@ -40,7 +40,11 @@
 #include <unistd.h>
 
 #include "auth.h"
-#include "xfer.h"
+#include "xfer-ctl.h"
+#include "xfer-disk.h"
+#include "xfer-file.h"
+#include "xfer-msg.h"
+#include "xfer-opts.h"
 #include "rc-server.h"
 
 struct server {

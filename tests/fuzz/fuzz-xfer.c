@@ -5,8 +5,8 @@
  * REQUEST's proof field included), the immediate of a
  * put chunk, CHUNK and CREDIT against the transfer's state, file names,
  * and the server's limits. Any input must be either rejected or decoded
- * into values inside the ranges xfer.h documents; an accepted message must
- * be exactly the encoding of what was decoded (no byte went unchecked);
+ * into values inside the ranges xfer-msg.h documents; an accepted message
+ * must be exactly the encoding of what was decoded (no byte went unchecked);
  * and an accepted chunk, slot or credit must lie inside the ring and the
  * file.
  *
@@ -17,7 +17,9 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "xfer.h"
+#include "xfer-file.h"
+#include "xfer-msg.h"
+#include "xfer-opts.h"
 
 static uint16_t rd16(const uint8_t *p)
 {

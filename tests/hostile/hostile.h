@@ -11,7 +11,8 @@
 #include <stdint.h>
 
 #include "auth.h"
-#include "xfer.h"
+#include "xfer-file.h"
+#include "xfer-msg.h"
 
 #define NRECV	16   /* receives posted: the server's messages never meet RNR */
 #define RX_SLOT 512  /* bytes per receive: more than any message of 01/02/03 */

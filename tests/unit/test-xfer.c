@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Unit tests of 03's messages, names, options, checksum and temporary
- * files (03_file-transfer/xfer.c). */
+ * files (03_file-transfer/xfer-*.c). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -20,7 +20,11 @@
 #include <cmocka.h>
 #include <xxhash.h>
 
-#include "xfer.h"
+#include "xfer-ctl.h"
+#include "xfer-disk.h"
+#include "xfer-file.h"
+#include "xfer-msg.h"
+#include "xfer-opts.h"
 
 #define ARGV(...) ((char *[]){ "prog", __VA_ARGS__, NULL })
 #define ARGC(...) ((int)(sizeof((char *[]){ "prog", __VA_ARGS__ }) / sizeof(char *)))
