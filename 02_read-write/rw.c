@@ -590,9 +590,7 @@ int rw_parse_client(int argc, char **argv, struct rw_client_opts *o, char *err, 
 		case OPT_JSON: o->json = true; break;
 		}
 	}
-	if (ret) /* 2: --help was printed */
-		return ret == 2 ? 1 : ret;
-	ret = rc_opts_server_args(&o->rc, argc, argv, &o->server, err, errlen);
+	ret = rc_opts_end(&o->rc, ret, argc, argv, RC_OPERANDS_SERVER, &o->server, err, errlen);
 	if (ret)
 		return ret;
 	if (o->inject == RW_INJECT_BAD_RKEY && !(o->ops & RW_OP_WRITE))
@@ -627,9 +625,5 @@ int rw_parse_server(int argc, char **argv, struct rw_server_opts *o, char *err, 
 			o->size = (uint32_t)v;
 		}
 	}
-	if (ret) /* 2: --help was printed */
-		return ret == 2 ? 1 : ret;
-	if (optind < argc)
-		return rc_usage_error(err, errlen, "unexpected argument '%s'", argv[optind]);
-	return 0;
+	return rc_opts_end(&o->rc, ret, argc, argv, RC_OPERANDS_NONE, NULL, err, errlen);
 }

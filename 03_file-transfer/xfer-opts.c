@@ -210,9 +210,7 @@ int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *e
 		case OPT_SECRET: o->secret_file = optarg; break;
 		}
 	}
-	if (ret) /* 2: --help was printed */
-		return ret == 2 ? 1 : ret;
-	ret = rc_opts_check_client(&o->rc, err, errlen);
+	ret = rc_opts_end(&o->rc, ret, argc, argv, RC_OPERANDS_OWN, NULL, err, errlen);
 	if (ret)
 		return ret;
 	if (argc - optind < 2)
@@ -277,10 +275,9 @@ int xfer_parse_server(int argc, char **argv, struct xfer_server_opts *o, char *e
 		case OPT_WRITE_ONLY: o->write_only = true; break;
 		}
 	}
-	if (ret) /* 2: --help was printed */
-		return ret == 2 ? 1 : ret;
-	if (optind < argc)
-		return rc_usage_error(err, errlen, "unexpected argument '%s'", argv[optind]);
+	ret = rc_opts_end(&o->rc, ret, argc, argv, RC_OPERANDS_NONE, NULL, err, errlen);
+	if (ret)
+		return ret;
 	if (!o->root || !*o->root)
 		return rc_usage_error(err, errlen, "%s", "missing -r DIR (the directory to serve)");
 	if (o->read_only && o->write_only)

@@ -70,9 +70,7 @@ int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, 
 		case OPT_JSON: o->json = true; break;
 		}
 	}
-	if (ret) /* 2: --help was printed */
-		return ret == 2 ? 1 : ret;
-	ret = rc_opts_server_args(&o->rc, argc, argv, &o->server, err, errlen);
+	ret = rc_opts_end(&o->rc, ret, argc, argv, RC_OPERANDS_SERVER, &o->server, err, errlen);
 	if (ret)
 		return ret;
 	if (o->text && have_size)
@@ -103,9 +101,5 @@ int basic_parse_server(int argc, char **argv, struct server_opts *o, char *err, 
 		if (c == 'q')
 			o->quiet = true;
 	}
-	if (ret) /* 2: --help was printed */
-		return ret == 2 ? 1 : ret;
-	if (optind < argc)
-		return rc_usage_error(err, errlen, "unexpected argument '%s'", argv[optind]);
-	return 0;
+	return rc_opts_end(&o->rc, ret, argc, argv, RC_OPERANDS_NONE, NULL, err, errlen);
 }

@@ -193,6 +193,21 @@ int rc_opts_check_client(const struct rc_opts *o, char *err, size_t errlen)
 	return 0;
 }
 
+int rc_opts_end(struct rc_opts *o, int ret, int argc, char *const argv[], enum rc_operands what,
+		const char **server, char *err, size_t errlen)
+{
+	if (ret) /* 2: --help was printed */
+		return ret == 2 ? 1 : ret;
+	switch (what) {
+	case RC_OPERANDS_SERVER: return rc_opts_server_args(o, argc, argv, server, err, errlen);
+	case RC_OPERANDS_OWN: return rc_opts_check_client(o, err, errlen);
+	case RC_OPERANDS_NONE: break;
+	}
+	if (optind < argc)
+		return rc_usage_error(err, errlen, "unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
 int rc_opts_server_args(struct rc_opts *o, int argc, char *const argv[], const char **server,
 			char *err, size_t errlen)
 {

@@ -124,6 +124,22 @@ int rc_opts_server_args(struct rc_opts *o, int argc, char *const argv[], const c
 			char *err, size_t errlen);
 /* A client's port must name a server: -EINVAL with err set for "0". */
 int rc_opts_check_client(const struct rc_opts *o, char *err, size_t errlen);
+
+/* What a program takes after its options (rc_opts_end). */
+enum rc_operands {
+	RC_OPERANDS_NONE,   /* nothing (the servers) */
+	RC_OPERANDS_SERVER, /* SERVER [PORT]: rc_opts_server_args (01's, 02's clients) */
+	RC_OPERANDS_OWN,    /* a client's own, from optind, left to the caller (03's) */
+};
+/*
+ * After the rc_getopt() loop, with its last return value ret: 1 if it
+ * printed --help, its error as is, else 0 once the operands are what
+ * `what` says (RC_OPERANDS_SERVER sets *server and o->port; RC_OPERANDS_OWN
+ * checks only the client's port), or -EINVAL with err set. The same
+ * values as the examples' parse functions, which can return it.
+ */
+int rc_opts_end(struct rc_opts *o, int ret, int argc, char *const argv[], enum rc_operands what,
+		const char **server, char *err, size_t errlen);
 /* snprintf into err and return -EINVAL: for usage errors. */
 int rc_usage_error(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -328,6 +328,49 @@ static void client_positional_arguments(void **state)
 	assert_int_equal(server_args(2, host, "0", &o, &server, err), -EINVAL);
 }
 
+/* The end of the option loop: --help, an error, and each kind of operand. */
+static int opts_end(int argc, char **argv, int ret, enum rc_operands what, struct rc_opts *o,
+		    const char **server, char *err)
+{
+	rc_opts_init(o, 1);
+	optind = 1;
+	err[0] = '\0';
+	return rc_opts_end(o, ret, argc, argv, what, server, err, 128);
+}
+
+static void opts_end_after_the_loop(void **state)
+{
+	char *none[] = { "prog", NULL };
+	char *one[] = { "prog", "h", NULL };
+	char *two[] = { "prog", "h", "9000", NULL };
+	const char *server = NULL;
+	struct rc_opts o;
+	char err[128];
+
+	(void)state;
+	/* rc_getopt's 2 (--help printed) is the parse functions' 1; its
+	 * errors pass as they are, whatever the operands. */
+	assert_int_equal(opts_end(2, one, 2, RC_OPERANDS_NONE, &o, &server, err), 1);
+	assert_int_equal(opts_end(2, one, -EINVAL, RC_OPERANDS_SERVER, &o, &server, err), -EINVAL);
+	/* Servers take no operand. */
+	assert_int_equal(opts_end(1, none, 0, RC_OPERANDS_NONE, &o, NULL, err), 0);
+	assert_int_equal(opts_end(2, one, 0, RC_OPERANDS_NONE, &o, NULL, err), -EINVAL);
+	assert_string_equal(err, "unexpected argument 'h'");
+	/* SERVER [PORT]: rc_opts_server_args. */
+	assert_int_equal(opts_end(3, two, 0, RC_OPERANDS_SERVER, &o, &server, err), 0);
+	assert_string_equal(server, "h");
+	assert_string_equal(o.port, "9000");
+	assert_int_equal(opts_end(1, none, 0, RC_OPERANDS_SERVER, &o, &server, err), -EINVAL);
+	assert_string_equal(err, "missing SERVER");
+	/* The caller's own operands stay untouched; only the port is checked. */
+	assert_int_equal(opts_end(3, two, 0, RC_OPERANDS_OWN, &o, NULL, err), 0);
+	assert_int_equal(optind, 1);
+	o.port = "0"; /* -p 0 */
+	assert_int_equal(rc_opts_end(&o, 0, 3, two, RC_OPERANDS_OWN, NULL, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "port 0 is not a server port");
+}
+
 static void json_escapes_every_unsafe_byte(void **state)
 {
 	static struct rc_json j;
@@ -484,6 +527,7 @@ int main(void)
 		cmocka_unit_test(remote_buf_wire_and_ranges),
 		cmocka_unit_test(shared_options),
 		cmocka_unit_test(client_positional_arguments),
+		cmocka_unit_test(opts_end_after_the_loop),
 		cmocka_unit_test(json_escapes_every_unsafe_byte),
 		cmocka_unit_test(json_nesting_and_values),
 		cmocka_unit_test(json_rejects_misuse),
