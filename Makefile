@@ -140,11 +140,13 @@ $(B)/tests/test-allow: $(B)/tests/unit/test-allow.o $(COMMON_O)
 # The hostile test client (tests/e2e/06-hostile.sh): breaks the protocols of
 # 01, 02 and 03 on purpose, so it links all three examples' message code.
 HOSTILE := $(B)/tests/hostile
+HOSTILE_O := $(addprefix $(B)/tests/,hostile.o hostile-01.o hostile-02.o hostile-03.o \
+	     hostile-security.o)
 hostile: $(HOSTILE)
-$(B)/tests/hostile.o $(B)/tests/hostile-security.o: $(B)/tests/%.o: tests/hostile/%.c $(B)/.flags
+$(HOSTILE_O): $(B)/tests/%.o: tests/hostile/%.c $(B)/.flags
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
-$(HOSTILE): $(B)/tests/hostile.o $(B)/tests/hostile-security.o $(B)/$(EX01)/basic.o \
+$(HOSTILE): $(HOSTILE_O) $(B)/$(EX01)/basic.o \
 	    $(B)/$(EX02)/rw.o $(X03_O) $(B)/$(EX03)/auth.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(X03_LIBS) $(LDLIBS)
 

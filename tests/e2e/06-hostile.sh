@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end tests: hostile clients against the servers of 01, 02 and 03.
-# build/tests/hostile (tests/hostile/hostile.c) connects once per case and
+# build/tests/hostile (tests/hostile/*.c) connects once per case and
 # breaks the protocol in one way: bad magic, version, type, flags, lengths,
 # sequence numbers; truncated and oversized messages; absurd sizes and
 # depths; names without NUL; RDMA WRITEs and READs outside the advertised

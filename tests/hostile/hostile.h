@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * hostile.h - what the hostile client's files share (tests/hostile/):
- * hostile.c has the connection helpers, the cases against 01, 02 and 03
- * and main; hostile-security.c the cases against the servers' access controls.
+ * hostile.c has the connection helpers and main; hostile-01.c, hostile-02.c
+ * and hostile-03.c the cases against 01, 02 and 03; hostile-security.c the
+ * cases against the servers' access controls.
  */
 #ifndef HOSTILE_H
 #define HOSTILE_H
@@ -96,6 +97,14 @@ int hc_wait_own(struct hc *h, uint64_t wr_id, enum ibv_wc_status *st);
 /* Wait (bounded) until the server drops the connection, noting what came. */
 void hc_wait_dropped(struct hc *h);
 
+/* v big-endian at p (p need not be aligned). */
+void put32(uint8_t *p, uint32_t v);
+/* Damage the header of the message packed at p as b says. */
+void bend_hdr(uint8_t *p, enum bend b);
+/* A connect-request case: connect with this private data; passes if the
+ * server rejects it. */
+int connect_bad(struct hc *h, const uint8_t *priv, uint8_t len, uint8_t initiator_depth);
+
 /* 03: connect (put or get of X_CHUNK x X_DEPTH) and take the CHALLENGE:
  * 0, 1 (refused or noted) or a negative errno. */
 int x_connect(struct hc *h, uint8_t op);
@@ -109,6 +118,9 @@ int x_send_request(struct hc *h, const struct xfer_msg *m, struct xfer_accept *a
 /* A valid REQUEST (with a proof when we have --secret), then ACCEPT. */
 int x_request(struct hc *h, const char *name, uint64_t size, struct xfer_accept *acc);
 
+/* The cases of `hostile 01|02|03 SERVER PORT CASE...`: hostile-01.c,
+ * hostile-02.c and hostile-03.c, each ended by a case without a name. */
+extern const struct kase cases01[], cases02[], cases03[];
 /* hostile-security.c: `hostile 03-security SERVER PORT CASE...`. */
 extern const struct kase cases03sec[];
 

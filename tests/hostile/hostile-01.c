@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hostile-01.c - the hostile client's cases against 01_basic-client-server:
+ * bad HELLOs in the connect request, and bent DATA messages after it.
+ * See hostile.c.
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <string.h>
+
+#include "basic.h"
+#include "hostile.h"
+#include "rw.h" /* RW_T_HELLO: 02's HELLO sent to 01 */
+
+/* ------------------------------------------------------------------ */
+/* 01                                                                  */
+/* ------------------------------------------------------------------ */
+
+#define B_MAX 64 /* the max_payload our 01 HELLOs announce */
+
+static int b_hello(struct hc *h, int arg)
+{
+	uint8_t p[56] = { 0 };
+	uint8_t len = BASIC_HELLO_LEN;
+
+	basic_hello_pack(p, B_MAX);
+	switch (arg) {
+	case 100: len = 0; break;		    /* no HELLO at all */
+	case 101: p[5] = RW_T_HELLO; break;	    /* 02's HELLO type */
+	case 102: put32(p + 16, 0); break;	    /* max_payload 0 */
+	case 103: put32(p + 16, UINT32_MAX); break; /* 4 GiB payloads */
+	case 104:				    /* a body longer than a HELLO's */
+		put32(p + 8, 40);
+		len = sizeof(p);
+		break;
+	default: bend_hdr(p, (enum bend)arg); break;
+	}
+	return connect_bad(h, p, len, 0);
+}
+
+/* Connect properly, then SEND one DATA bent as arg says. */
+static int b_data(struct hc *h, int arg)
+{
+	uint8_t hello[BASIC_HELLO_LEN], *p;
+	size_t len;
+	int ret;
+
+	basic_hello_pack(hello, B_MAX);
+	ret = hc_connect(h, hello, sizeof(hello), 0);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	p = h->tx->addr;
+	len = basic_msg_pack(p, BASIC_T_DATA, 0, "hostile!", 8);
+	switch (arg) {
+	case 100: p[5] = BASIC_T_REPLY; break; /* the server's type */
+	case 101: len = 10; break;	       /* shorter than a header */
+	case 102: /* empty payload */ len = basic_msg_pack(p, BASIC_T_DATA, 0, "", 0); break;
+	case 103: /* more than the HELLO allowed: beyond its receive buffer */
+		memset(p + 16, 'x', 4000);
+		len = basic_msg_pack(p, BASIC_T_DATA, 0, p + 16, 4000);
+		break;
+	default: bend_hdr(p, (enum bend)arg); break;
+	}
+	ret = hc_send(h, 0, len);
+	if (ret)
+		return ret;
+	hc_wait_dropped(h);
+	return 0;
+}
+
+const struct kase cases01[] = {
+	{ "no-hello", b_hello, 100, "rejected: .*(private data|shorter|bad magic|HELLO)" },
+	{ "hello-bad-magic", b_hello, B_MAGIC, "rejected: bad magic" },
+	{ "hello-bad-version", b_hello, B_VERSION, "rejected: protocol version 2" },
+	{ "hello-unknown-flags", b_hello, B_FLAGS, "rejected: unknown flags" },
+	{ "hello-wrong-type", b_hello, 101, "rejected: expected a HELLO" },
+	{ "hello-truncated", b_hello, B_LEN_SHORT, "rejected: expected a HELLO of 4 bytes" },
+	{ "hello-oversized", b_hello, 104, "rejected: expected a HELLO of 4 bytes" },
+	{ "hello-length-beyond-data", b_hello, B_LEN_HUGE, "rejected: header says 1000000" },
+	{ "hello-payload-0", b_hello, 102, "rejected: payload size 0 is outside" },
+	{ "hello-payload-4g", b_hello, 103, "rejected: payload size 4294967295 is outside" },
+	{ "data-bad-magic", b_data, B_MAGIC, "bad message from client: bad magic" },
+	{ "data-bad-version", b_data, B_VERSION, "bad message from client: protocol version" },
+	{ "data-unknown-flags", b_data, B_FLAGS, "bad message from client: unknown flags" },
+	{ "data-wrong-type", b_data, 100, "bad message from client: message type 0x12" },
+	{ "data-unknown-type", b_data, B_TYPE_UNKNOWN, "bad message from client: message type" },
+	{ "data-wrong-seq", b_data, B_SEQ, "bad message from client: sequence number 77" },
+	{ "data-truncated", b_data, 101, "bad message from client: message of 10 bytes" },
+	{ "data-length-short", b_data, B_LEN_SHORT, "bad message from client: header says 2" },
+	{ "data-length-huge", b_data, B_LEN_HUGE, "bad message from client: header says 1000000" },
+	{ "data-empty", b_data, 102, "bad message from client: payload of 0 bytes" },
+	{ "data-oversized", b_data, 103,
+	  "(local length|local QP operation) error.*larger than the receive buffer" },
+	{ NULL, NULL, 0, NULL },
+};
