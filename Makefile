@@ -48,6 +48,7 @@ EXAMPLES += $(EX03)
 UNIT_BINS := $(B)/tests/test-common $(B)/tests/test-basic
 UNIT_BINS += $(B)/tests/test-rw
 UNIT_BINS += $(B)/tests/test-xfer
+UNIT_BINS += $(B)/tests/test-xfer-file
 UNIT_BINS += $(B)/tests/test-rdma-alone
 UNIT_BINS += $(B)/tests/test-allow
 UNIT_BINS += $(B)/tests/test-auth
@@ -131,6 +132,8 @@ $(B)/tests/test-basic: $(B)/tests/unit/test-basic.o $(B)/$(EX01)/basic.o $(COMMO
 $(B)/tests/test-rw: $(B)/tests/unit/test-rw.o $(B)/$(EX02)/rw.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
 $(B)/tests/test-xfer: $(B)/tests/unit/test-xfer.o $(X03_O) $(COMMON_O)
+	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -L$(XXHASH_LIB) -o $@ $^ -lcmocka -lxxhash $(LDLIBS)
+$(B)/tests/test-xfer-file: $(B)/tests/unit/test-xfer-file.o $(X03_O) $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -L$(XXHASH_LIB) -o $@ $^ -lcmocka -lxxhash $(LDLIBS)
 $(B)/tests/test-auth: $(B)/tests/unit/test-auth.o $(B)/$(EX03)/auth.o $(X03_O) $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(X03_LIBS) $(LDLIBS)
