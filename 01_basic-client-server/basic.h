@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * basic.h - what the client and the server of 01 share: the messages they
- * exchange, and a connection's objects with the wait for a completion and
- * the release (their options: common/rc-opts-basic.h).
+ * basic.h - 01's wire format: the messages its client and server exchange
+ * (their options: common/rc-opts-basic.h). The librdmacm and verbs calls
+ * are not here: each side makes its own, in client.c and server.c.
  *
  * Conversation:
  *   connect request private data: HELLO { max_payload }
@@ -46,48 +46,5 @@ int basic_msg_unpack(const void *buf, size_t byte_len, uint8_t want_type, uint32
 
 /* Fill len bytes with the printable test pattern for message seq. */
 void basic_fill_pattern(uint8_t *p, uint32_t len, uint32_t seq);
-
-/*
- * One connection's librdmacm and verbs objects, the same on both sides:
- * what both sides do the same way is here, what differs is in client.c
- * and server.c, in the order of sequence.txt.
- */
-struct basic_conn {
-	struct rc_log log;		  /* -v trace and the last error */
-	struct rdma_event_channel *cm_ch; /* the CM's events, for this id only */
-	struct rdma_cm_id *id;		  /* librdmacm's handle: like a socket */
-	struct ibv_pd *pd;
-	struct ibv_comp_channel *comp_ch; /* "a completion arrived" as an fd */
-	struct ibv_cq *cq;
-	uint8_t *buf;		/* the registered memory */
-	struct ibv_mr *mr;	/* its registration */
-	int timeout_ms;		/* --timeout: the bound of every wait */
-	bool busy_poll;		/* --poll busy: spin on the CQ instead of sleeping */
-	int cancel_fd;		/* -1, or an fd whose readability ends the waits */
-	bool established;	/* ESTABLISHED, and we have not disconnected */
-	bool peer_disconnected; /* DISCONNECTED seen */
-};
-
-void basic_conn_init(struct basic_conn *v, const char *name, const struct rc_opts *o,
-		     int cancel_fd);
-/* A non-blocking CM event channel, and an id on it (librdmacm's handle:
- * like a socket). */
-int basic_create_id(struct basic_conn *v, void *context);
-/* PD, completion channel, CQ and RC QP on the id's device, then room for
- * two messages of msg_len bytes (v->buf), registered. */
-int basic_setup(struct basic_conn *v, size_t msg_len);
-/* Post a receive of v->buf[off, off + len). */
-int basic_post_recv(struct basic_conn *v, size_t off, size_t len, uint64_t wr_id);
-/*
- * The next completion, within --timeout: poll the CQ; when it is empty,
- * sleep on the completion channel (--poll event) or spin (--poll busy),
- * watching the CM's fd too. Returns 0 with *wc, 1 once the peer has
- * disconnected and every completion is taken, or a negative errno with
- * log.err set (-ECANCELED when cancel_fd fired).
- */
-int basic_next_wc(struct basic_conn *v, struct ibv_wc *wc);
-/* Release everything in reverse order of creation (any part may be
- * missing after a failure), telling the peer first if still connected. */
-void basic_teardown(struct basic_conn *v);
 
 #endif /* BASIC_H */

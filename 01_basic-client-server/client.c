@@ -1,22 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * 01 rdma-client: connect with librdmacm and exchange messages with
- * two-sided SEND/RECV, top to bottom in the order of a connection's life
- * (sequence.txt): resolve the server's address and route, create the PD,
- * CQ, QP and registered buffer (basic_setup), post the receive for the
- * first reply *before* connecting, connect, then for each message SEND it
- * and wait for its completion and the reply's (basic_next_wc), validating
- * the reply before use; disconnect, and release everything in reverse
- * order (basic_teardown). What both sides do the same way is in basic.c.
+ * 01 rdma-client: every librdmacm and ibverbs call of the client's life,
+ * top to bottom in the order of sequence.txt: resolve the server's address
+ * and route; PD, CQ, QP and registered buffer; the receive for the first
+ * reply posted *before* connecting; connect; per message, SEND and wait
+ * for its completion and the validated reply; disconnect; release it all.
  *
- * 02 and 03 leave these calls to common/rdma-common.c (rc_client_resolve,
- * rc_create_qp, rc_buf_alloc, rc_post_*, rc_client_connect). That 01 makes
- * them itself, here and in basic.c, is intended: it is the lesson. From
- * common/ it takes only options, the wire header, error hints, the bounded
- * waits and output (--json, latency).
+ * server.c repeats some of these steps: intended, each file is a lesson on
+ * its own. 02 and 03 leave the calls to common/rdma-common.c (rc_create_qp,
+ * rc_post_*, ...); 01 makes them itself, and from common/ takes only
+ * options, the wire header, error hints, the bounded waits and output.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -26,52 +23,124 @@
 #include "basic.h"
 #include "rc-report.h"
 
-enum { WR_SEND = 1, WR_RECV = 2 }; /* wr_id: which buffer completed */
+enum { WR_SEND = 1, WR_RECV = 2 }; /* wr_id: which half of buf completed */
 
 struct client {
 	struct client_opts opt;
-	struct basic_conn v; /* librdmacm and verbs objects, -v trace, last error */
-	uint8_t *recv_buf;   /* v.buf holds the message to send, then this */
-	size_t msg_len;	     /* one message: header + payload */
-	char peer[80];	     /* "ADDR port N" */
-	uint8_t *expect;     /* the payload being sent, to compare the reply */
-	struct rc_lat lat;   /* a sample per verified round trip */
+	struct rc_log log;		  /* -v trace and the last error */
+	struct rdma_event_channel *cm_ch; /* the CM's events for our id */
+	struct rdma_cm_id *id;		  /* librdmacm's handle: like a socket */
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *comp_ch; /* "a completion arrived" as an fd */
+	struct ibv_cq *cq;
+	uint8_t *buf;	   /* the message to send, then the reply: msg_len each */
+	struct ibv_mr *mr; /* buf's registration */
+	size_t msg_len;	   /* one message: header + payload */
+	bool established;  /* ESTABLISHED, and we have not disconnected */
+	char peer[80];	   /* "ADDR port N" */
+	uint8_t *expect;   /* the payload being sent, to compare the reply */
+	struct rc_lat lat; /* a sample per verified round trip */
 };
 
 /* 1. Which local RDMA device reaches the server, and by which path? */
 static int resolve(struct client *cl)
 {
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
-	int ret, err, tmo = cl->v.timeout_ms;
+	int ret, err, tmo = cl->opt.rc.timeout_ms;
 	struct rc_cm_info ev;
 
-	if (basic_create_id(&cl->v, cl))
-		return -EIO;
+	/* Each CM step's outcome comes as an event on this channel; it is
+	 * non-blocking: we wait only in poll(), with a timeout. */
+	cl->cm_ch = rdma_create_event_channel();
+	if (!cl->cm_ch || fcntl(cl->cm_ch->fd, F_SETFL, O_NONBLOCK))
+		return rc_fail_call(&cl->log, "rdma_create_event_channel", errno, NULL);
+	/* RDMA_PS_TCP: reliable connected QPs, with ports as in TCP. */
+	if (rdma_create_id(cl->cm_ch, &cl->id, cl, RDMA_PS_TCP))
+		return rc_fail_call(&cl->log, "rdma_create_id", errno, NULL);
 	/* Takes IPv4 and IPv6 addresses and host names alike. */
 	ret = rdma_getaddrinfo(cl->opt.server, cl->opt.rc.port, &hints, &res);
 	if (ret)
-		return rc_fail(&cl->v.log, ret == -1 ? errno : EHOSTUNREACH,
+		return rc_fail(&cl->log, ret == -1 ? errno : EHOSTUNREACH,
 			       "cannot resolve '%s' port %s: %s; hint: use the IP address of the "
 			       "server's RDMA netdev",
 			       cl->opt.server, cl->opt.rc.port,
 			       ret == -1 ? strerror(errno) : gai_strerror(ret));
 	rc_format_addr(res->ai_dst_addr, cl->peer, sizeof(cl->peer));
 	/* Which local device reaches this IP address? Answered by an event. */
-	ret = rdma_resolve_addr(cl->v.id, NULL, res->ai_dst_addr, tmo);
+	ret = rdma_resolve_addr(cl->id, NULL, res->ai_dst_addr, tmo);
 	err = errno;
 	rdma_freeaddrinfo(res);
 	if (ret)
-		return rc_fail(&cl->v.log, err, "rdma_resolve_addr(%s): %s; hint: %s", cl->peer,
+		return rc_fail(&cl->log, err, "rdma_resolve_addr(%s): %s; hint: %s", cl->peer,
 			       strerror(err), rc_call_hint("rdma_resolve_addr", err));
-	ret = rc_wait_cm_event(cl->v.cm_ch, RDMA_CM_EVENT_ADDR_RESOLVED, tmo, -1,
-			       "resolving the address", &cl->v.log, &ev);
+	ret = rc_wait_cm_event(cl->cm_ch, RDMA_CM_EVENT_ADDR_RESOLVED, tmo, -1,
+			       "resolving the address", &cl->log, &ev);
 	if (ret)
 		return ret;
 	/* The path to the server: for RoCE, the GID and the next hop's MAC. */
-	if (rdma_resolve_route(cl->v.id, tmo))
-		return rc_fail_call(&cl->v.log, "rdma_resolve_route", errno, NULL);
-	return rc_wait_cm_event(cl->v.cm_ch, RDMA_CM_EVENT_ROUTE_RESOLVED, tmo, -1,
-				"resolving the route", &cl->v.log, &ev);
+	if (rdma_resolve_route(cl->id, tmo))
+		return rc_fail_call(&cl->log, "rdma_resolve_route", errno, NULL);
+	return rc_wait_cm_event(cl->cm_ch, RDMA_CM_EVENT_ROUTE_RESOLVED, tmo, -1,
+				"resolving the route", &cl->log, &ev);
+}
+
+/* Post the receive for the next reply, into the second half of buf. */
+static int post_recv(struct client *cl)
+{
+	struct ibv_sge sge = { (uintptr_t)(cl->buf + cl->msg_len), (uint32_t)cl->msg_len,
+			       cl->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = WR_RECV, .sg_list = &sge, .num_sge = 1 }, *bad;
+	int ret;
+
+	rc_trace(&cl->log, "post RECV wr_id=%d len=%zu", WR_RECV, cl->msg_len);
+	/* Queued at once; it completes when a message has landed in it. */
+	if ((ret = ibv_post_recv(cl->id->qp, &wr, &bad)))
+		return rc_fail_call(&cl->log, "ibv_post_recv", ret, NULL);
+	return 0;
+}
+
+/* 2-4. On the device the CM found: PD, completion channel, CQ, QP, the
+ * registered buffer, and the receive for the first reply *before*
+ * connecting, so that it is ready however fast the server answers. */
+static int setup(struct client *cl)
+{
+	struct ibv_qp_init_attr attr = {
+		/* One message in flight each way; a spare in case of slow polling. */
+		.cap = { .max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC, /* reliable connected: acknowledged, in order */
+		.sq_sig_all = 0,       /* each send says whether it wants a completion */
+	};
+	struct ibv_context *dev = cl->id->verbs;
+
+	/* The protection domain: the QP may use only memory registered in it. */
+	cl->pd = ibv_alloc_pd(dev);
+	if (!cl->pd)
+		return rc_fail_call(&cl->log, "ibv_alloc_pd", errno, "is the device usable?");
+	/* Lets us sleep until a completion arrives instead of spinning. */
+	cl->comp_ch = ibv_create_comp_channel(dev);
+	if (!cl->comp_ch || fcntl(cl->comp_ch->fd, F_SETFL, O_NONBLOCK))
+		return rc_fail_call(&cl->log, "ibv_create_comp_channel", errno, NULL);
+	/* One CQ, room for every WR of both queues: an overflow fails the QP. */
+	cl->cq = ibv_create_cq(dev, 4, NULL, cl->comp_ch, 0);
+	if (!cl->cq)
+		return rc_fail_call(&cl->log, "ibv_create_cq", errno, NULL);
+	attr.send_cq = attr.recv_cq = cl->cq;
+	/* On the CM's id: the CM moves it through INIT, RTR and RTS for us. */
+	if (rdma_create_qp(cl->id, cl->pd, &attr))
+		return rc_fail_call(&cl->log, "rdma_create_qp", errno, NULL);
+	rc_trace(&cl->log, "created RC QP %u on %s, CQ of %d", cl->id->qp->qp_num,
+		 ibv_get_device_name(dev->device), cl->cq->cqe);
+	cl->buf = calloc(2, cl->msg_len);
+	if (!cl->buf)
+		return rc_fail(&cl->log, ENOMEM, "out of memory");
+	/* Pins the pages and gives the NIC their lkey. It writes the reply
+	 * (LOCAL_WRITE), reads what we SEND (no flag); no REMOTE_*: no peer. */
+	cl->mr = ibv_reg_mr(cl->pd, cl->buf, 2 * cl->msg_len, IBV_ACCESS_LOCAL_WRITE);
+	if (!cl->mr)
+		return rc_fail_call(&cl->log, "ibv_reg_mr", errno, NULL);
+	rc_trace(&cl->log, "registered %zu bytes lkey=0x%x rkey=0x%x", 2 * cl->msg_len,
+		 cl->mr->lkey, cl->mr->rkey);
+	return post_recv(cl);
 }
 
 /* 5. Connect. HELLO, in the private data, tells the server how large our
@@ -79,40 +148,79 @@ static int resolve(struct client *cl)
 static int connect_server(struct client *cl)
 {
 	uint8_t hello[BASIC_HELLO_LEN], t = RC_ACK_TIMEOUT;
-	struct rdma_conn_param p = {
-		.private_data = hello,
-		.private_data_len = sizeof(hello),
-		/* No RDMA READ in 01: initiator_depth, responder_resources 0.
-		 * Finite retries fail a WR instead of hanging (rdma-common.h). */
-		.retry_count = RC_RETRY_COUNT,
-		.rnr_retry_count = RC_RNR_RETRY_COUNT,
-	};
+	/* No RDMA READ in 01: initiator_depth, responder_resources 0. Finite
+	 * retries fail a WR instead of hanging (rdma-common.h). */
+	struct rdma_conn_param p = { .private_data = hello,
+				     .private_data_len = sizeof(hello),
+				     .retry_count = RC_RETRY_COUNT,
+				     .rnr_retry_count = RC_RNR_RETRY_COUNT };
 	struct rc_cm_info ev;
 	int ret;
 
 	basic_hello_pack(hello, cl->opt.size);
 	/* Resend after 4.096 us x 2^16 = 268 ms without an ACK (set at RTS). */
-	if (rdma_set_option(cl->v.id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t)))
-		return rc_fail_call(&cl->v.log, "rdma_set_option(ACK_TIMEOUT)", errno, NULL);
-	rc_trace(&cl->v.log, "rdma_connect to %s", cl->peer);
+	if (rdma_set_option(cl->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t)))
+		return rc_fail_call(&cl->log, "rdma_set_option(ACK_TIMEOUT)", errno, NULL);
+	rc_trace(&cl->log, "rdma_connect to %s", cl->peer);
 	/* Sends the CM's REQ; the server answers with REP (accept) or REJ. */
-	if (rdma_connect(cl->v.id, &p))
-		return rc_fail_call(&cl->v.log, "rdma_connect", errno, NULL);
-	ret = rc_wait_cm_event(cl->v.cm_ch, RDMA_CM_EVENT_ESTABLISHED, cl->v.timeout_ms, -1,
-			       "connecting", &cl->v.log, &ev);
+	if (rdma_connect(cl->id, &p))
+		return rc_fail_call(&cl->log, "rdma_connect", errno, NULL);
+	ret = rc_wait_cm_event(cl->cm_ch, RDMA_CM_EVENT_ESTABLISHED, cl->opt.rc.timeout_ms, -1,
+			       "connecting", &cl->log, &ev);
 	if (ret)
 		return ret;
-	cl->v.established = true;
+	cl->established = true;
 	/* -v: the retry settings the CM gave the QP on its way to RTS. */
-	rc_trace_retry(&cl->v.log, cl->v.id->qp);
+	rc_trace_retry(&cl->log, cl->id->qp);
 	return 0;
+}
+
+/* The next completion, within --timeout: poll the CQ; when it is empty,
+ * sleep on the completion channel (--poll event) or spin (--poll busy). */
+static int next_wc(struct client *cl, struct ibv_wc *wc)
+{
+	struct ibv_comp_channel *ch = cl->opt.rc.busy_poll ? NULL : cl->comp_ch;
+	struct rc_cq_wait w = { 0 };
+	struct rc_cm_info ev;
+	bool armed = false;
+	struct ibv_cq *cq;
+	void *ctx;
+	int n;
+
+	for (;;) {
+		/* Takes a completion if one is queued; never blocks. */
+		n = ibv_poll_cq(cl->cq, 1, wc);
+		if (n)
+			return n > 0 ? rc_wc_check(&cl->log, wc)
+				     : rc_fail(&cl->log, EIO, "ibv_poll_cq failed (%d)", n);
+		if (ch && !armed) {
+			/* Ask for an event, then poll once more: one may have come first. */
+			if (ibv_req_notify_cq(cl->cq, 0))
+				return rc_fail_call(&cl->log, "ibv_req_notify_cq", errno, NULL);
+			armed = true;
+			continue;
+		}
+		/* Bounded; the CM's fd too: a server that leaves ends the wait. */
+		n = rc_wait_cq(&w, ch, &cl->cm_ch->fd, 1, cl->opt.rc.timeout_ms, &cl->log);
+		if (n == 1 && !rc_wait_cm_event(cl->cm_ch, RDMA_CM_EVENT_DISCONNECTED, 0, -1,
+						"waiting for a reply", &cl->log, &ev))
+			return rc_fail(&cl->log, ECONNRESET, "the server disconnected; hint: %s",
+				       rc_cm_event_hint(RDMA_CM_EVENT_DISCONNECTED, 0));
+		if (n) /* a failed wait, or a CM event other than DISCONNECTED */
+			return n < 0 ? n : -EIO;
+		if (ch && ibv_get_cq_event(ch, &cq, &ctx) == 0) {
+			/* Acknowledged: ibv_destroy_cq waits for every event. */
+			ibv_ack_cq_events(cq, 1);
+			armed = false;
+		}
+	}
 }
 
 /* 6. SEND message seq and wait for its reply (or a failure in log.err). */
 static int round_trip(struct client *cl, uint32_t seq, uint64_t *rtt_ticks)
 {
-	uint32_t size = cl->opt.size, len = (uint32_t)(sizeof(struct rc_hdr) + size);
-	struct ibv_sge sge = { (uintptr_t)cl->v.buf, len, cl->v.mr->lkey };
+	uint32_t size = cl->opt.size, len = (uint32_t)cl->msg_len;
+	struct ibv_sge sge = { (uintptr_t)cl->buf, len, cl->mr->lkey };
 	/* Signalled: the buffer is reused only once the NIC is done with it. */
 	struct ibv_send_wr *bad, wr = { .wr_id = WR_SEND,
 					.sg_list = &sge,
@@ -130,46 +238,36 @@ static int round_trip(struct client *cl, uint32_t seq, uint64_t *rtt_ticks)
 		memcpy(cl->expect, cl->opt.text, size);
 	else
 		basic_fill_pattern(cl->expect, size, seq);
-	basic_msg_pack(cl->v.buf, BASIC_T_DATA, seq, cl->expect, size);
-	rc_trace(&cl->v.log, "post SEND wr_id=%d len=%u signaled", WR_SEND, len);
+	basic_msg_pack(cl->buf, BASIC_T_DATA, seq, cl->expect, size);
+	rc_trace(&cl->log, "post SEND wr_id=%d len=%u signaled", WR_SEND, len);
 	t0 = rc_ticks();
 	/* Queued for the NIC; whether it worked arrives as a completion. */
-	ret = ibv_post_send(cl->v.id->qp, &wr, &bad);
-	if (ret)
-		return rc_fail_call(&cl->v.log, "ibv_post_send", ret, NULL);
+	if ((ret = ibv_post_send(cl->id->qp, &wr, &bad)))
+		return rc_fail_call(&cl->log, "ibv_post_send", ret, NULL);
 	/* The send and the reply complete in either order. */
 	while (!sent || !replied) {
-		/* basic.c: ibv_poll_cq, else a bounded sleep on the channel. */
-		ret = basic_next_wc(&cl->v, &wc);
-		if (ret > 0)
-			return rc_fail(&cl->v.log, ECONNRESET, "the server disconnected; hint: %s",
-				       rc_cm_event_hint(RDMA_CM_EVENT_DISCONNECTED, 0));
-		if (ret)
+		if ((ret = next_wc(cl, &wc)))
 			return ret;
 		if (wc.wr_id == WR_SEND && wc.opcode == IBV_WC_SEND) {
 			sent = true;
-		} else if (wc.wr_id == WR_RECV && wc.opcode == IBV_WC_RECV) {
-			t1 = rc_ticks();
-			replied = true;
-			/* Never trust the peer: wc.byte_len, header, type, seq, size. */
-			ret = basic_msg_unpack(cl->recv_buf, wc.byte_len, BASIC_T_REPLY, seq, size,
-					       &m, why, sizeof(why));
-			if (ret)
-				return rc_fail(&cl->v.log, EPROTO, "bad reply to message %u: %s",
-					       seq, why);
-			if (m.length != size || memcmp(m.body, cl->expect, size))
-				return rc_fail(&cl->v.log, EPROTO,
-					       "reply to message %u differs from what was sent",
-					       seq);
-			/* Repost at once: the next reply needs a receive ready. */
-			if (seq + 1 < cl->opt.count &&
-			    (ret = basic_post_recv(&cl->v, cl->msg_len, cl->msg_len, WR_RECV)))
-				return ret;
-		} else {
-			return rc_fail(&cl->v.log, EPROTO,
-				       "unexpected %s completion, wr_id %" PRIu64,
-				       rc_wc_opcode_str(wc.opcode), wc.wr_id);
+			continue;
 		}
+		if (wc.wr_id != WR_RECV || wc.opcode != IBV_WC_RECV)
+			return rc_fail(&cl->log, EPROTO, "unexpected %s completion, wr_id %" PRIu64,
+				       rc_wc_opcode_str(wc.opcode), wc.wr_id);
+		t1 = rc_ticks();
+		replied = true;
+		/* Never trust the peer: wc.byte_len, header, type, seq, size. */
+		ret = basic_msg_unpack(cl->buf + cl->msg_len, wc.byte_len, BASIC_T_REPLY, seq, size,
+				       &m, why, sizeof(why));
+		if (ret)
+			return rc_fail(&cl->log, EPROTO, "bad reply to message %u: %s", seq, why);
+		if (m.length != size || memcmp(m.body, cl->expect, size))
+			return rc_fail(&cl->log, EPROTO,
+				       "reply to message %u differs from what was sent", seq);
+		/* Repost at once: the next reply needs a receive ready. */
+		if (seq + 1 < cl->opt.count && (ret = post_recv(cl)))
+			return ret;
 	}
 	*rtt_ticks = t1 - t0;
 	return 0;
@@ -183,10 +281,7 @@ static int exchange(struct client *cl)
 	int ret = 0;
 
 	rc_lat_start(&cl->lat);
-	for (i = 0; i < n; i++) {
-		ret = round_trip(cl, (uint32_t)i, &cl->lat.samples[i]);
-		if (ret)
-			break;
+	for (i = 0; i < n && !(ret = round_trip(cl, (uint32_t)i, &cl->lat.samples[i])); i++) {
 		cl->lat.n = i + 1;
 		if (cl->opt.json)
 			continue; /* the results come as JSON at the end */
@@ -211,13 +306,38 @@ static int disconnect(struct client *cl)
 {
 	struct rc_cm_info ev;
 
-	rc_trace(&cl->v.log, "rdma_disconnect");
-	cl->v.established = false;
+	rc_trace(&cl->log, "rdma_disconnect");
+	cl->established = false;
 	/* Sends the CM's DREQ and moves our QP to the error state. */
-	if (rdma_disconnect(cl->v.id))
-		return rc_fail_call(&cl->v.log, "rdma_disconnect", errno, NULL);
-	return rc_wait_cm_event(cl->v.cm_ch, RDMA_CM_EVENT_DISCONNECTED, cl->v.timeout_ms, -1,
-				"disconnecting", &cl->v.log, &ev);
+	if (rdma_disconnect(cl->id))
+		return rc_fail_call(&cl->log, "rdma_disconnect", errno, NULL);
+	return rc_wait_cm_event(cl->cm_ch, RDMA_CM_EVENT_DISCONNECTED, cl->opt.rc.timeout_ms, -1,
+				"disconnecting", &cl->log, &ev);
+}
+
+/* 9. Release everything in reverse order of creation; after a failure
+ * any part may be missing. */
+static void teardown(struct client *cl)
+{
+	if (cl->established)
+		rdma_disconnect(cl->id); /* a failure midway: still tell the server */
+	if (cl->id && cl->id->qp)
+		rdma_destroy_qp(cl->id); /* first: then nothing uses the MR */
+	if (cl->mr)
+		ibv_dereg_mr(cl->mr);
+	if (cl->cq)
+		ibv_destroy_cq(cl->cq);
+	if (cl->comp_ch)
+		ibv_destroy_comp_channel(cl->comp_ch);
+	if (cl->pd)
+		ibv_dealloc_pd(cl->pd);
+	if (cl->id)
+		rdma_destroy_id(cl->id);
+	if (cl->cm_ch)
+		rdma_destroy_event_channel(cl->cm_ch);
+	free(cl->buf);
+	free(cl->expect);
+	free(cl->lat.samples);
 }
 
 /* --json: what was asked and what happened, as one object (rc-report.c). */
@@ -248,42 +368,22 @@ int main(int argc, char **argv)
 	}
 	/* Line-buffered even into a pipe: scripts watch our progress. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	basic_conn_init(&cl.v, "client", &cl.opt.rc, -1);
+	rc_log_init(&cl.log, "client", cl.opt.rc.verbose);
 	cl.msg_len = sizeof(struct rc_hdr) + cl.opt.size;
 	cl.expect = malloc(cl.opt.size);
 	cl.lat.samples = calloc(cl.opt.count, sizeof(*cl.lat.samples));
-	if (!cl.expect || !cl.lat.samples) {
-		rc_fail(&cl.v.log, ENOMEM, "out of memory");
-		goto fail;
-	}
-	if (resolve(&cl)) {
-		code = RC_EXIT_NOCONN;
-		goto fail;
-	}
-	/* 2-4. PD, CQ, QP and the buffer (basic.c), and the receive for the
-	 * first reply *before* connecting: ready however fast the server is. */
-	if (basic_setup(&cl.v, cl.msg_len))
-		goto fail;
-	cl.recv_buf = cl.v.buf + cl.msg_len;
-	if (basic_post_recv(&cl.v, cl.msg_len, cl.msg_len, WR_RECV))
-		goto fail;
-	if (connect_server(&cl)) {
-		code = RC_EXIT_NOCONN;
-		goto fail;
-	}
-	if (!cl.opt.json)
+	if (!cl.expect || !cl.lat.samples)
+		rc_fail(&cl.log, ENOMEM, "out of memory");
+	else if (resolve(&cl) || (ret = setup(&cl)) || connect_server(&cl))
+		code = ret ? RC_EXIT_FAIL : RC_EXIT_NOCONN;
+	else if (!cl.opt.json)
 		printf("connected to %s\n", cl.peer);
-	if (exchange(&cl) || disconnect(&cl))
-		goto fail;
-	code = RC_EXIT_OK;
-	goto out;
-fail:
-	fprintf(stderr, "rdma-client: %s\n", cl.v.log.err);
-out:
+	if (cl.established && !exchange(&cl) && !disconnect(&cl))
+		code = RC_EXIT_OK;
+	if (code != RC_EXIT_OK)
+		fprintf(stderr, "rdma-client: %s\n", cl.log.err);
 	if (cl.opt.json)
-		print_json(&cl, code, code == RC_EXIT_OK ? NULL : cl.v.log.err);
-	basic_teardown(&cl.v); /* 9. in reverse order of creation */
-	free(cl.expect);
-	free(cl.lat.samples);
+		print_json(&cl, code, code == RC_EXIT_OK ? NULL : cl.log.err);
+	teardown(&cl);
 	return code;
 }

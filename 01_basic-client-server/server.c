@@ -1,19 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * 01 rdma-server: accept RDMA connections and answer every message, in
- * the order of sequence.txt: listen; at each CONNECT_REQUEST, give the new
- * id its own event channel and thread, which reads the client's HELLO,
- * creates the PD, CQ, QP and receive slots (basic_setup) and posts the
- * receives *before* accepting; then validates each message and SENDs it
- * back from the very slot it arrived in; at DISCONNECTED, releases it all
- * (basic_teardown). Each client has its own thread and resources, so one
- * cannot stall another. main(), at the end, runs the listener. What both
- * sides do the same way is in basic.c.
+ * 01 rdma-server: every librdmacm and ibverbs call of the server's life,
+ * in the order of sequence.txt: listen; at each CONNECT_REQUEST, the new id
+ * gets its own event channel and thread, which reads the client's HELLO,
+ * creates the PD, CQ, QP and receive slots and posts the receives *before*
+ * accepting; then SENDs each validated message back from the slot it came
+ * in; at DISCONNECTED, releases it all. A thread and resources per client:
+ * one cannot stall another. main(), at the end, runs the listener.
  *
- * 02 and 03 leave these calls, the listener and the threads to common/
- * (rc_listen, rc_serve, rc_create_qp, rc_accept, ...). That 01 makes them
- * itself, here and in basic.c, is intended: it is the lesson. From common/
- * it takes only options, the wire header, error hints, waits and output.
+ * client.c repeats some of these steps: intended, each file is a lesson on
+ * its own. 02 and 03 leave the calls, the listener and the threads to
+ * common/ (rc_serve, rc_create_qp, rc_accept, ...); 01 makes them itself,
+ * and from common/ takes only options, the wire header, error hints, the
+ * bounded waits, --allow and output.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,28 +34,36 @@
 /* Two receive slots: the message being answered (its reply is sent from
  * it) and the next one's, which the client sends only after our reply. A
  * slot is posted again once the SEND from it completed. */
-#define RECV_DEPTH 2	/* basic_setup's room for two messages */
+#define RECV_DEPTH 2
 #define WR_SEND	   1000 /* receives: wr_id = slot; replies: WR_SEND + slot */
 
 struct server {
 	struct server_opts opt;
-	struct basic_conn l;	      /* the listener; l.cancel_fd: SIGINT and SIGTERM */
-	unsigned seq;		      /* connections so far, to name them */
-	atomic_int active;	      /* connections being served by their threads */
-	struct rc_ratelimit refusals; /* --allow: the log of refused peers */
+	struct rc_log log;
+	struct rdma_event_channel *cm_ch; /* the listener's: CONNECT_REQUESTs */
+	struct rdma_cm_id *id;		  /* the listening id */
+	int cancel_fd;			  /* SIGINT and SIGTERM: ends every wait */
+	unsigned seq;			  /* connections so far, to name them */
+	atomic_int active;		  /* connections being served by their threads */
+	struct rc_ratelimit refusals;	  /* --allow: the log of refused peers */
 };
 
-/* One client: its thread's state. */
+/* One client: its thread's state and its own librdmacm and verbs objects. */
 struct conn {
 	struct server *srv;
-	struct basic_conn v;   /* its own objects; v.buf: RECV_DEPTH slots */
-	size_t slot_len;       /* one message: header + max_payload */
-	struct rc_cm_info req; /* the connect request and its private data */
-	uint32_t max_payload;  /* from the client's HELLO */
-	struct ibv_wc early;   /* a message that completed before our reply */
-	bool have_early;
-	uint32_t next_seq;
-	char peer[80]; /* "ADDR port N" */
+	struct rc_log log;		  /* -v trace and the last error */
+	struct rdma_event_channel *cm_ch; /* this id's events only */
+	struct rdma_cm_id *id;		  /* the connect request's new id */
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *comp_ch; /* "a completion arrived" as an fd */
+	struct ibv_cq *cq;
+	uint8_t *buf;			/* RECV_DEPTH slots of slot_len bytes */
+	struct ibv_mr *mr;		/* buf's registration */
+	size_t slot_len;		/* one message: header + max_payload */
+	struct rc_cm_info req;		/* the connect request and its private data */
+	uint32_t max_payload, next_seq; /* from the client's HELLO; messages answered */
+	bool established;		/* ESTABLISHED, and we have not disconnected */
+	char peer[80];			/* "ADDR port N" */
 };
 
 /* 1. Listen: bind an id to the address and port; the CM queues requests. */
@@ -68,25 +75,31 @@ static int listen_on(struct server *s)
 	char name[80];
 	int ret, err;
 
-	if (basic_create_id(&s->l, s))
-		return -EIO;
+	/* Connect requests come as events on this channel; it is
+	 * non-blocking: we wait only in poll(). */
+	s->cm_ch = rdma_create_event_channel();
+	if (!s->cm_ch || fcntl(s->cm_ch->fd, F_SETFL, O_NONBLOCK))
+		return rc_fail_call(&s->log, "rdma_create_event_channel", errno, NULL);
+	/* RDMA_PS_TCP: reliable connected QPs, with ports as in TCP. */
+	if (rdma_create_id(s->cm_ch, &s->id, s, RDMA_PS_TCP))
+		return rc_fail_call(&s->log, "rdma_create_id", errno, NULL);
 	/* A plain IPv4/IPv6 address: the RDMA netdev's, or "any". */
 	ret = rdma_getaddrinfo(addr, s->opt.rc.port, &hints, &res);
 	if (ret)
-		return rc_fail(&s->l.log, ret == -1 ? errno : EINVAL,
+		return rc_fail(&s->log, ret == -1 ? errno : EINVAL,
 			       "cannot use address '%s' port %s: %s", addr, s->opt.rc.port,
 			       ret == -1 ? strerror(errno) : gai_strerror(ret));
 	/* Claims the address and port (port 0: any free one). */
-	ret = rdma_bind_addr(s->l.id, res->ai_src_addr);
+	ret = rdma_bind_addr(s->id, res->ai_src_addr);
 	err = errno;
 	rdma_freeaddrinfo(res);
 	if (ret)
-		return rc_fail(&s->l.log, err, "rdma_bind_addr(%s port %s): %s; hint: %s", addr,
+		return rc_fail(&s->log, err, "rdma_bind_addr(%s port %s): %s; hint: %s", addr,
 			       s->opt.rc.port, strerror(err), rc_call_hint("rdma_bind_addr", err));
 	/* Backlog 16: connect requests the CM queues while we are busy. */
-	if (rdma_listen(s->l.id, 16))
-		return rc_fail_call(&s->l.log, "rdma_listen", errno, NULL);
-	rc_format_addr(rdma_get_local_addr(s->l.id), name, sizeof(name));
+	if (rdma_listen(s->id, 16))
+		return rc_fail_call(&s->log, "rdma_listen", errno, NULL);
+	rc_format_addr(rdma_get_local_addr(s->id), name, sizeof(name));
 	/* Only now, really ready: scripts may connect after this line. */
 	printf("listening on %s\n", name);
 	return 0;
@@ -102,57 +115,116 @@ static void reject(struct rdma_cm_id *id, struct rc_log *log, const char *reason
 			strerror(errno));
 }
 
-/* 5. Accept, and wait for the client's RTU: ESTABLISHED. */
-static int accept_client(struct conn *c)
+/* Post the receive of slot i (wr_id i). */
+static int post_recv(struct conn *c, uint64_t i)
 {
-	/* No RDMA READ in 01: initiator_depth, responder_resources 0. Our
-	 * rnr_retry_count goes to the client's QP (rdma-common.h). */
-	struct rdma_conn_param p = { .retry_count = RC_RETRY_COUNT,
-				     .rnr_retry_count = RC_RNR_RETRY_COUNT };
+	struct ibv_sge sge = { (uintptr_t)(c->buf + i * c->slot_len), (uint32_t)c->slot_len,
+			       c->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
+	int ret;
+
+	rc_trace(&c->log, "post RECV wr_id=%" PRIu64 " len=%zu", i, c->slot_len);
+	/* Queued at once; it completes when a message has landed in it. */
+	if ((ret = ibv_post_recv(c->id->qp, &wr, &bad)))
+		return rc_fail_call(&c->log, "ibv_post_recv", ret, NULL);
+	return 0;
+}
+
+/* 3. On the new id's device: PD, completion channel, CQ, QP and the
+ * registered slots, then every receive posted before rdma_accept: the
+ * client may SEND the moment it is connected, and a SEND that finds no
+ * receive gets RNR NAKs. */
+static int setup(struct conn *c)
+{
+	struct ibv_qp_init_attr attr = {
+		/* Two replies in flight at most; a receive per slot. */
+		.cap = { .max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC, /* reliable connected: acknowledged, in order */
+		.sq_sig_all = 0,       /* each send says whether it wants a completion */
+	};
+	struct ibv_context *dev = c->id->verbs;
+
+	/* The protection domain: the QP may use only memory registered in it. */
+	c->pd = ibv_alloc_pd(dev);
+	if (!c->pd)
+		return rc_fail_call(&c->log, "ibv_alloc_pd", errno, "is the device usable?");
+	/* Lets the thread sleep until a completion arrives instead of spinning. */
+	c->comp_ch = ibv_create_comp_channel(dev);
+	if (!c->comp_ch || fcntl(c->comp_ch->fd, F_SETFL, O_NONBLOCK))
+		return rc_fail_call(&c->log, "ibv_create_comp_channel", errno, NULL);
+	/* One CQ, room for every WR of both queues: an overflow fails the QP. */
+	c->cq = ibv_create_cq(dev, 2 * RECV_DEPTH, NULL, c->comp_ch, 0);
+	if (!c->cq)
+		return rc_fail_call(&c->log, "ibv_create_cq", errno, NULL);
+	attr.send_cq = attr.recv_cq = c->cq;
+	/* On the new id, by us (not by rdma_accept); the CM moves it to RTS. */
+	if (rdma_create_qp(c->id, c->pd, &attr))
+		return rc_fail_call(&c->log, "rdma_create_qp", errno, NULL);
+	rc_trace(&c->log, "created RC QP %u on %s, CQ of %d", c->id->qp->qp_num,
+		 ibv_get_device_name(dev->device), c->cq->cqe);
+	c->buf = calloc(RECV_DEPTH, c->slot_len);
+	if (!c->buf)
+		return rc_fail(&c->log, ENOMEM, "out of memory");
+	/* Pins the pages and gives the NIC their lkey. It writes what arrives
+	 * (LOCAL_WRITE), reads the replies (no flag); no REMOTE_*: no peer. */
+	c->mr = ibv_reg_mr(c->pd, c->buf, RECV_DEPTH * c->slot_len, IBV_ACCESS_LOCAL_WRITE);
+	if (!c->mr)
+		return rc_fail_call(&c->log, "ibv_reg_mr", errno, NULL);
+	rc_trace(&c->log, "registered %zu bytes lkey=0x%x rkey=0x%x", RECV_DEPTH * c->slot_len,
+		 c->mr->lkey, c->mr->rkey);
+	return post_recv(c, 0) || post_recv(c, 1) ? -EIO : 0;
+}
+
+/* The next completion, within --timeout: poll the CQ; when it is empty,
+ * sleep on the completion channel (--poll event) or spin (--poll busy).
+ * 1: the client has disconnected. */
+static int next_wc(struct conn *c, struct ibv_wc *wc)
+{
+	struct ibv_comp_channel *ch = c->srv->opt.rc.busy_poll ? NULL : c->comp_ch;
+	int fds[2] = { c->cm_ch->fd, c->srv->cancel_fd }, n;
+	struct rc_cq_wait w = { 0 };
 	struct rc_cm_info ev;
-	uint8_t t = RC_ACK_TIMEOUT;
-	int ret;
+	bool armed = false;
+	struct ibv_cq *cq;
+	void *ctx;
 
-	/* Resend after 4.096 us x 2^16 = 268 ms without an ACK (set at RTS). */
-	if (rdma_set_option(c->v.id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t)))
-		return rc_fail_call(&c->v.log, "rdma_set_option(ACK_TIMEOUT)", errno, NULL);
-	rc_trace(&c->v.log, "rdma_accept");
-	/* Moves the QP to RTR and RTS, then sends the CM's REP. */
-	if (rdma_accept(c->v.id, &p))
-		return rc_fail_call(&c->v.log, "rdma_accept", errno, NULL);
-	ret = rc_wait_cm_event(c->v.cm_ch, RDMA_CM_EVENT_ESTABLISHED, c->v.timeout_ms,
-			       c->v.cancel_fd, "accepting", &c->v.log, &ev);
-	c->v.established = ev.event == RDMA_CM_EVENT_ESTABLISHED;
-	return ret;
+	for (;;) {
+		/* Takes a completion if one is queued; never blocks. */
+		n = ibv_poll_cq(c->cq, 1, wc);
+		if (n)
+			return n > 0 ? rc_wc_check(&c->log, wc)
+				     : rc_fail(&c->log, EIO, "ibv_poll_cq failed (%d)", n);
+		if (ch && !armed) {
+			/* Ask for an event, then poll once more: one may have come first. */
+			if (ibv_req_notify_cq(c->cq, 0))
+				return rc_fail_call(&c->log, "ibv_req_notify_cq", errno, NULL);
+			armed = true;
+			continue;
+		}
+		/* Bounded; the CM's fd too: a client that leaves ends the wait. */
+		n = rc_wait_cq(&w, ch, fds, 2, c->srv->opt.rc.timeout_ms, &c->log);
+		if (n == 2)
+			return rc_fail(&c->log, ECANCELED, "cancelled (shutting down)");
+		if (n == 1) /* DISCONNECTED: the client has left (else an error) */
+			n = rc_wait_cm_event(c->cm_ch, RDMA_CM_EVENT_DISCONNECTED, 0, -1,
+					     "waiting for a message", &c->log, &ev)
+				    ? -EIO
+				    : 1;
+		if (n)
+			return n;
+		if (ch && ibv_get_cq_event(ch, &cq, &ctx) == 0) {
+			/* Acknowledged: ibv_destroy_cq waits for every event. */
+			ibv_ack_cq_events(cq, 1);
+			armed = false;
+		}
+	}
 }
 
-/* The next completion of kind want (RECV or SEND). The client's next
- * message may complete before the SEND of our last reply: it is kept for
- * the next call. Returns 1 once the client has disconnected. */
-static int wait_for(struct conn *c, enum ibv_wc_opcode want, struct ibv_wc *wc)
-{
-	int ret;
-
-	if (want == IBV_WC_RECV && c->have_early) {
-		c->have_early = false;
-		*wc = c->early;
-		return 0;
-	}
-	while (!(ret = basic_next_wc(&c->v, wc)) && wc->opcode != want) {
-		if (wc->opcode != IBV_WC_RECV || c->have_early)
-			return rc_fail(&c->v.log, EPROTO, "unexpected %s completion at message %u",
-				       rc_wc_opcode_str(wc->opcode), c->next_seq);
-		c->early = *wc;
-		c->have_early = true;
-	}
-	return ret;
-}
-
-/* 6. Each message in turn: validate it, SEND it back from its slot, and
- * post the slot again once that SEND has completed. */
+/* 5. Each completion as it comes. A message: validate it and SEND it
+ * back from its own slot. A reply's SEND done: post its slot again. */
 static int answer_messages(struct conn *c)
 {
-	struct ibv_sge sge = { .lkey = c->v.mr->lkey };
+	struct ibv_sge sge = { .lkey = c->mr->lkey };
 	/* Signalled: the slot is reposted only when the NIC is done with it. */
 	struct ibv_send_wr *bad, wr = { .sg_list = &sge,
 					.num_sge = 1,
@@ -164,23 +236,31 @@ static int answer_messages(struct conn *c)
 	uint8_t *buf;
 	int ret;
 
-	while (!(ret = wait_for(c, IBV_WC_RECV, &wc))) {
-		buf = c->v.buf + wc.wr_id * c->slot_len;
+	while (!(ret = next_wc(c, &wc))) {
+		if (wc.opcode == IBV_WC_SEND && wc.wr_id >= WR_SEND) {
+			if ((ret = post_recv(c, wc.wr_id - WR_SEND)))
+				return ret;
+			continue;
+		}
+		if (wc.opcode != IBV_WC_RECV)
+			return rc_fail(&c->log, EPROTO, "unexpected %s completion at message %u",
+				       rc_wc_opcode_str(wc.opcode), c->next_seq);
+		buf = c->buf + wc.wr_id * c->slot_len;
 		/* Validate before use: size from wc.byte_len, then the header. */
 		ret = basic_msg_unpack(buf, wc.byte_len, BASIC_T_DATA, c->next_seq, c->max_payload,
 				       &m, why, sizeof(why));
 		if (ret)
-			return rc_fail(&c->v.log, EPROTO, "bad message from client: %s", why);
+			return rc_fail(&c->log, EPROTO, "bad message from client: %s", why);
 		/* The reply is this message with type REPLY: rewrite the header
 		 * in place and SEND straight from the slot, with no copy. */
 		rc_hdr_pack(buf, BASIC_T_REPLY, m.length, m.seq);
 		sge.addr = (uintptr_t)buf;
 		sge.length = (uint32_t)(sizeof(struct rc_hdr) + m.length);
 		wr.wr_id = WR_SEND + wc.wr_id;
-		ret = ibv_post_send(c->v.id->qp, &wr, &bad);
-		if (ret)
-			return rc_fail_call(&c->v.log, "ibv_post_send", ret, NULL);
-		rc_trace(&c->v.log, "post SEND wr_id=%" PRIu64 " len=%u signaled", wr.wr_id,
+		/* Queued for the NIC; whether it worked arrives as a completion. */
+		if ((ret = ibv_post_send(c->id->qp, &wr, &bad)))
+			return rc_fail_call(&c->log, "ibv_post_send", ret, NULL);
+		rc_trace(&c->log, "post SEND wr_id=%" PRIu64 " len=%u signaled", wr.wr_id,
 			 sge.length);
 		c->next_seq++;
 		/* A write(2) per line: only once the reply is on its way, and
@@ -189,69 +269,87 @@ static int answer_messages(struct conn *c)
 			rc_quote(q, sizeof(q), m.body, m.length, 64);
 			printf("received '%s' (%u bytes)\n", q, m.length);
 		}
-		ret = wait_for(c, IBV_WC_SEND, &wc);
-		if (ret > 0)
-			return rc_fail(&c->v.log, ECONNRESET,
-				       "the client left before our reply went");
-		if (ret || (ret = basic_post_recv(&c->v, (wc.wr_id - WR_SEND) * c->slot_len,
-						  c->slot_len, wc.wr_id - WR_SEND)))
-			return ret;
 	}
 	return ret < 0 ? ret : 0;
 }
 
-/* 2-7. One client, from its HELLO to its disconnect. */
+/* 2-6. One client, from its HELLO to its disconnect. */
 static int serve(struct conn *c)
 {
+	/* No RDMA READ in 01: initiator_depth, responder_resources 0. Our
+	 * rnr_retry_count goes to the client's QP (rdma-common.h). */
+	struct rdma_conn_param p = { .retry_count = RC_RETRY_COUNT,
+				     .rnr_retry_count = RC_RNR_RETRY_COUNT };
+	uint8_t t = RC_ACK_TIMEOUT;
+	struct rc_cm_info ev;
 	char why[160];
 	int ret;
 
 	ret = basic_hello_unpack(c->req.priv, c->req.priv_len, &c->max_payload, why, sizeof(why));
 	if (ret) {
-		reject(c->v.id, &c->v.log, why);
-		return rc_fail(&c->v.log, EPROTO, "rejected: %s", why);
+		reject(c->id, &c->log, why);
+		return rc_fail(&c->log, EPROTO, "rejected: %s", why);
 	}
 	c->slot_len = sizeof(struct rc_hdr) + c->max_payload;
-	/* 3. PD, CQ, QP and the two slots (basic.c), then every receive
-	 * posted before rdma_accept: the client may SEND the moment it is
-	 * connected, and a SEND that finds no receive gets RNR NAKs. */
-	if (basic_setup(&c->v, c->slot_len) || basic_post_recv(&c->v, 0, c->slot_len, 0) ||
-	    basic_post_recv(&c->v, c->slot_len, c->slot_len, 1)) {
-		reject(c->v.id, &c->v.log, "server could not set up the connection");
+	if (setup(c)) {
+		reject(c->id, &c->log, "server could not set up the connection");
 		return -EIO;
 	}
-	if ((ret = accept_client(c)))
-		return ret;
-	printf("connection from %s\n", c->peer);
-	if ((ret = answer_messages(c)))
+	/* 4. Resend after 4.096 us x 2^16 = 268 ms without an ACK (at RTS). */
+	if (rdma_set_option(c->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t)))
+		return rc_fail_call(&c->log, "rdma_set_option(ACK_TIMEOUT)", errno, NULL);
+	rc_trace(&c->log, "rdma_accept");
+	/* Moves the QP to RTR and RTS, then sends the CM's REP. */
+	if (rdma_accept(c->id, &p))
+		return rc_fail_call(&c->log, "rdma_accept", errno, NULL);
+	/* The client's RTU: ESTABLISHED. */
+	ret = rc_wait_cm_event(c->cm_ch, RDMA_CM_EVENT_ESTABLISHED, c->srv->opt.rc.timeout_ms,
+			       c->srv->cancel_fd, "accepting", &c->log, &ev);
+	if ((c->established = !ret))
+		printf("connection from %s\n", c->peer);
+	if (ret || (ret = answer_messages(c)))
 		return ret;
 	printf("connection from %s closed after %u messages\n", c->peer, c->next_seq);
-	/* 7. Our half of the goodbye: the CM answers the client's DREQ. */
-	rc_trace(&c->v.log, "rdma_disconnect");
-	c->v.established = false;
-	return rdma_disconnect(c->v.id) ? rc_fail_call(&c->v.log, "rdma_disconnect", errno, NULL)
-					: 0;
+	/* 6. Our half of the goodbye: the CM answers the client's DREQ. */
+	rc_trace(&c->log, "rdma_disconnect");
+	c->established = false;
+	return rdma_disconnect(c->id) ? rc_fail_call(&c->log, "rdma_disconnect", errno, NULL) : 0;
 }
 
-/* 8. Serve, log a failure (one line), release everything (basic.c) in
- * reverse order of creation. Returns 1 if it failed; a signal is none. */
-static int run_conn(struct conn *c)
+/* 7. Log a failure (one line; a signal is none), then release everything
+ * in reverse order of creation (any part may be missing). Returns 1 if
+ * it failed. */
+static int finish(struct conn *c, int ret)
 {
-	int ret = serve(c), failed = ret && ret != -ECANCELED;
+	int failed = ret && ret != -ECANCELED;
+	atomic_int *active = &c->srv->active;
 
 	if (failed)
-		fprintf(stderr, "server: client %s: %s\n", c->peer, c->v.log.err);
-	basic_teardown(&c->v);
+		fprintf(stderr, "server: client %s: %s\n", c->peer, c->log.err);
+	if (c->established)
+		rdma_disconnect(c->id); /* a failure midway: still tell the client */
+	if (c->id->qp)
+		rdma_destroy_qp(c->id); /* first: then nothing uses the MR */
+	if (c->mr)
+		ibv_dereg_mr(c->mr);
+	if (c->cq)
+		ibv_destroy_cq(c->cq);
+	if (c->comp_ch)
+		ibv_destroy_comp_channel(c->comp_ch);
+	if (c->pd)
+		ibv_dealloc_pd(c->pd);
+	rdma_destroy_id(c->id);
+	if (c->cm_ch)
+		rdma_destroy_event_channel(c->cm_ch);
+	free(c->buf);
 	free(c);
+	atomic_fetch_sub(active, 1); /* our last touch of shared state */
 	return failed;
 }
 
 static void *conn_thread(void *arg)
 {
-	atomic_int *active = &((struct conn *)arg)->srv->active;
-
-	run_conn(arg);
-	atomic_fetch_sub(active, 1); /* our last touch of shared state */
+	finish(arg, serve(arg));
 	return NULL;
 }
 
@@ -260,67 +358,62 @@ static void *conn_thread(void *arg)
  * when --max-clients are being served. Returns 1 if it failed. */
 static int on_connect_request(struct server *s, const struct rc_cm_info *req)
 {
+	const char *refused = NULL;
 	struct conn *c = NULL;
 	char name[80];
 	pthread_t t;
 	int ret = 0;
 
+	rc_format_addr(rdma_get_peer_addr(req->id), name, sizeof(name));
 	/* --allow (common/rc-allow.c; rc-server.c does the same for 02 and
 	 * 03): the peer's address first, before anything is spent on it. */
 	if (!rc_allow_match(&s->opt.rc.allow, rdma_get_peer_addr(req->id))) {
-		rc_format_addr(rdma_get_peer_addr(req->id), name, sizeof(name));
+		refused = "not allowed";
 		if (rc_ratelimit_take(&s->refusals, rc_now_us(), stderr))
 			fprintf(stderr,
 				"server: client %s: not allowed (no --allow prefix matches); "
 				"refused\n",
 				name);
-		reject(req->id, &s->l.log, "not allowed");
-		rdma_destroy_id(req->id);
-		return 0;
-	}
-	if (atomic_load(&s->active) < s->opt.rc.max_clients)
-		c = calloc(1, sizeof(*c));
-	if (!c) {
-		rc_format_addr(rdma_get_peer_addr(req->id), name, sizeof(name));
+	} else if (atomic_load(&s->active) >= s->opt.rc.max_clients ||
+		   !(c = calloc(1, sizeof(*c)))) {
+		refused = "server busy: too many clients, try again later";
 		fprintf(stderr, "server: rejecting %s: %d of %d clients connected\n", name,
 			atomic_load(&s->active), s->opt.rc.max_clients);
-		reject(req->id, &s->l.log, "server busy: too many clients, try again later");
+	}
+	if (refused) {
+		reject(req->id, &s->log, refused);
 		rdma_destroy_id(req->id);
 		return 0;
 	}
-	*c = (struct conn){ .srv = s, .v.id = req->id, .req = *req };
-	rc_format_addr(rdma_get_peer_addr(c->v.id), c->peer, sizeof(c->peer));
+	*c = (struct conn){ .srv = s, .id = req->id, .req = *req };
+	memcpy(c->peer, name, sizeof(c->peer));
 	snprintf(name, sizeof(name), "server conn %u", ++s->seq);
-	basic_conn_init(&c->v, name, &s->opt.rc, s->l.cancel_fd);
+	rc_log_init(&c->log, name, s->opt.rc.verbose);
 	/* Its own event channel: this id's ESTABLISHED and DISCONNECTED then
 	 * reach only its own thread. */
-	c->v.cm_ch = rdma_create_event_channel();
-	if (!c->v.cm_ch || fcntl(c->v.cm_ch->fd, F_SETFL, O_NONBLOCK))
-		ret = rc_fail_call(&c->v.log, "rdma_create_event_channel", errno, "out of fds?");
-	else if (rdma_migrate_id(c->v.id, c->v.cm_ch))
-		ret = rc_fail_call(&c->v.log, "rdma_migrate_id", errno, NULL);
+	atomic_fetch_add(&s->active, 1); /* finish() counts it out */
+	c->cm_ch = rdma_create_event_channel();
+	if (!c->cm_ch || fcntl(c->cm_ch->fd, F_SETFL, O_NONBLOCK))
+		ret = rc_fail_call(&c->log, "rdma_create_event_channel", errno, "out of fds?");
+	else if (rdma_migrate_id(c->id, c->cm_ch))
+		ret = rc_fail_call(&c->log, "rdma_migrate_id", errno, NULL);
 	else if (s->opt.rc.once)
-		return run_conn(c);
-	atomic_fetch_add(&s->active, 1);
-	if (!ret && (ret = pthread_create(&t, NULL, conn_thread, c)))
-		rc_fail_call(&c->v.log, "pthread_create", ret, "too many threads?");
+		return finish(c, serve(c));
+	else if ((ret = pthread_create(&t, NULL, conn_thread, c)))
+		rc_fail_call(&c->log, "pthread_create", ret, "too many threads?");
 	if (!ret) {
 		pthread_detach(t); /* it ends, and counts itself out, by itself */
 		return 0;
 	}
-	atomic_fetch_sub(&s->active, 1);
-	fprintf(stderr, "server: client %s: %s\n", c->peer, c->v.log.err);
-	reject(c->v.id, &c->v.log, "server error");
-	basic_teardown(&c->v);
-	free(c);
-	return 1;
+	reject(c->id, &c->log, "server error");
+	return finish(c, -EIO);
 }
 
 /* Serve until SIGINT/SIGTERM, or with --once until the first client has
  * left; then wait (bounded) for the connections, which the signal ends. */
 static int serve_clients(struct server *s)
 {
-	int fds[2] = { s->l.cancel_fd, s->l.cm_ch->fd }, ret = 0, failed = 0;
+	int fds[2] = { s->cancel_fd, s->cm_ch->fd }, ret = 0, failed = 0;
 	uint64_t deadline;
 	struct rc_cm_info ev;
 
@@ -335,8 +428,8 @@ static int serve_clients(struct server *s)
 			break;
 		/* Copies the event and acknowledges it: then the new id may be
 		 * migrated to its own channel (which waits for that). */
-		ret = rc_wait_cm_event(s->l.cm_ch, RDMA_CM_EVENT_CONNECT_REQUEST, 0, -1,
-				       "listening", &s->l.log, &ev);
+		ret = rc_wait_cm_event(s->cm_ch, RDMA_CM_EVENT_CONNECT_REQUEST, 0, -1, "listening",
+				       &s->log, &ev);
 		if (!ret)
 			failed |= on_connect_request(s, &ev);
 		else if (ev.event == RDMA_CM_EVENT_DEVICE_REMOVAL ||
@@ -345,8 +438,7 @@ static int serve_clients(struct server *s)
 	}
 	rc_ratelimit_flush(&s->refusals, rc_now_us(), true, stderr);
 	if (ret < 0) { /* else 0: a signal came, or --once is done */
-		fprintf(stderr, "rdma-server: %s\n",
-			s->l.log.err[0] ? s->l.log.err : strerror(-ret));
+		fprintf(stderr, "rdma-server: %s\n", s->log.err[0] ? s->log.err : strerror(-ret));
 		kill(getpid(), SIGTERM); /* the listener failed: end the connections too */
 	}
 	deadline = rc_now_us() + (uint64_t)s->opt.rc.timeout_ms * 1000u;
@@ -359,7 +451,7 @@ static int serve_clients(struct server *s)
 
 int main(int argc, char **argv)
 {
-	struct server s = { .l.cancel_fd = -1 };
+	struct server s = { .cancel_fd = -1 };
 	char err[256];
 	sigset_t sigs;
 	int code;
@@ -372,7 +464,7 @@ int main(int argc, char **argv)
 	}
 	/* Line-buffered even into a pipe: scripts wait for our lines. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	basic_conn_init(&s.l, "server", &s.opt.rc, -1);
+	rc_log_init(&s.log, "server", s.opt.rc.verbose);
 	/* SIGINT and SIGTERM become a signalfd, never read: once a signal came
 	 * it stays readable and ends every thread's waits. Blocked in every
 	 * thread: the connections' threads inherit the mask. */
@@ -380,17 +472,20 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	if (pthread_sigmask(SIG_BLOCK, &sigs, NULL) ||
-	    (s.l.cancel_fd = signalfd(-1, &sigs, SFD_CLOEXEC)) < 0) {
+	    (s.cancel_fd = signalfd(-1, &sigs, SFD_CLOEXEC)) < 0) {
 		fprintf(stderr, "rdma-server: signalfd: %s\n", strerror(errno));
 		code = RC_EXIT_FAIL;
 	} else if (listen_on(&s)) {
-		fprintf(stderr, "rdma-server: %s\n", s.l.log.err);
+		fprintf(stderr, "rdma-server: %s\n", s.log.err);
 		code = RC_EXIT_NOCONN;
 	} else {
 		code = serve_clients(&s);
 	}
-	basic_teardown(&s.l); /* the listener last */
-	if (s.l.cancel_fd >= 0)
-		close(s.l.cancel_fd);
+	if (s.id)
+		rdma_destroy_id(s.id); /* the listener last */
+	if (s.cm_ch)
+		rdma_destroy_event_channel(s.cm_ch);
+	if (s.cancel_fd >= 0)
+		close(s.cancel_fd);
 	return code;
 }
