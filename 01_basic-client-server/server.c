@@ -32,8 +32,7 @@
 #include "rc-report.h"
 
 /* Two receive slots: the message being answered (its reply is sent from
- * it) and the next one's, which the client sends only after our reply. A
- * slot is posted again once the SEND from it completed. */
+ * it) and the next one's; a slot is posted again once its SEND completed. */
 #define RECV_DEPTH 2
 #define WR_SEND	   1000 /* receives: wr_id = slot; replies: WR_SEND + slot */
 
@@ -205,12 +204,10 @@ static int next_wc(struct conn *c, struct ibv_wc *wc)
 		n = rc_wait_cq(&w, ch, fds, 2, c->srv->opt.rc.timeout_ms, &c->log);
 		if (n == 2)
 			return rc_fail(&c->log, ECANCELED, "cancelled (shutting down)");
-		if (n == 1) /* DISCONNECTED: the client has left (else an error) */
-			n = rc_wait_cm_event(c->cm_ch, RDMA_CM_EVENT_DISCONNECTED, 0, -1,
-					     "waiting for a message", &c->log, &ev)
-				    ? -EIO
-				    : 1;
-		if (n)
+		if (n == 1 && rc_wait_cm_event(c->cm_ch, RDMA_CM_EVENT_DISCONNECTED, 0, -1,
+					       "waiting for a message", &c->log, &ev))
+			return -EIO; /* a CM event other than DISCONNECTED */
+		if (n)		     /* 1: DISCONNECTED, the client has left; < 0: an error */
 			return n;
 		if (ch && ibv_get_cq_event(ch, &cq, &ctx) == 0) {
 			/* Acknowledged: ibv_destroy_cq waits for every event. */
@@ -237,14 +234,11 @@ static int answer_messages(struct conn *c)
 	int ret;
 
 	while (!(ret = next_wc(c, &wc))) {
-		if (wc.opcode == IBV_WC_SEND && wc.wr_id >= WR_SEND) {
+		if (wc.opcode == IBV_WC_SEND) { /* our own WRs: a reply, else a RECV */
 			if ((ret = post_recv(c, wc.wr_id - WR_SEND)))
 				return ret;
 			continue;
 		}
-		if (wc.opcode != IBV_WC_RECV)
-			return rc_fail(&c->log, EPROTO, "unexpected %s completion at message %u",
-				       rc_wc_opcode_str(wc.opcode), c->next_seq);
 		buf = c->buf + wc.wr_id * c->slot_len;
 		/* Validate before use: size from wc.byte_len, then the header. */
 		ret = basic_msg_unpack(buf, wc.byte_len, BASIC_T_DATA, c->next_seq, c->max_payload,
@@ -316,9 +310,8 @@ static int serve(struct conn *c)
 	return rdma_disconnect(c->id) ? rc_fail_call(&c->log, "rdma_disconnect", errno, NULL) : 0;
 }
 
-/* 7. Log a failure (one line; a signal is none), then release everything
- * in reverse order of creation (any part may be missing). Returns 1 if
- * it failed. */
+/* 7. Log a failure (one line; a signal is none), release everything in
+ * reverse order of creation (any part may be missing). 1: it failed. */
 static int finish(struct conn *c, int ret)
 {
 	int failed = ret && ret != -ECANCELED;
@@ -371,9 +364,8 @@ static int on_connect_request(struct server *s, const struct rc_cm_info *req)
 		refused = "not allowed";
 		if (rc_ratelimit_take(&s->refusals, rc_now_us(), stderr))
 			fprintf(stderr,
-				"server: client %s: not allowed (no --allow prefix matches); "
-				"refused\n",
-				name);
+				"server: client %s: %s (no --allow prefix matches); refused\n",
+				name, refused);
 	} else if (atomic_load(&s->active) >= s->opt.rc.max_clients ||
 		   !(c = calloc(1, sizeof(*c)))) {
 		refused = "server busy: too many clients, try again later";
@@ -389,9 +381,9 @@ static int on_connect_request(struct server *s, const struct rc_cm_info *req)
 	memcpy(c->peer, name, sizeof(c->peer));
 	snprintf(name, sizeof(name), "server conn %u", ++s->seq);
 	rc_log_init(&c->log, name, s->opt.rc.verbose);
+	atomic_fetch_add(&s->active, 1); /* finish() counts it out */
 	/* Its own event channel: this id's ESTABLISHED and DISCONNECTED then
 	 * reach only its own thread. */
-	atomic_fetch_add(&s->active, 1); /* finish() counts it out */
 	c->cm_ch = rdma_create_event_channel();
 	if (!c->cm_ch || fcntl(c->cm_ch->fd, F_SETFL, O_NONBLOCK))
 		ret = rc_fail_call(&c->log, "rdma_create_event_channel", errno, "out of fds?");
