@@ -98,9 +98,8 @@ static int post_recv(struct client *cl)
 	return 0;
 }
 
-/* 2-4. On the device the CM found: PD, completion channel, CQ, QP, the
- * registered buffer, and the receive for the first reply *before*
- * connecting, so that it is ready however fast the server answers. */
+/* 2-4. PD, CQ, QP and buffer on the device the CM found; the receive for
+ * the first reply *before* connecting: ready however fast the server is. */
 static int setup(struct client *cl)
 {
 	struct ibv_qp_init_attr attr = {
@@ -311,8 +310,8 @@ static int disconnect(struct client *cl)
 				"disconnecting", &cl->log, &ev);
 }
 
-/* 9. Release everything in reverse order of creation; after a failure
- * any part may be missing. */
+/* 9. Release everything in reverse order of creation (any part may be
+ * missing after a failure). */
 static void teardown(struct client *cl)
 {
 	if (cl->established)

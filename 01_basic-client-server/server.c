@@ -129,10 +129,8 @@ static int post_recv(struct conn *c, uint64_t i)
 	return 0;
 }
 
-/* 3. On the new id's device: PD, completion channel, CQ, QP and the
- * registered slots, then every receive posted before rdma_accept: the
- * client may SEND the moment it is connected, and a SEND that finds no
- * receive gets RNR NAKs. */
+/* 3. PD, CQ, QP and slots on the new id's device; every receive posted
+ * before rdma_accept: a SEND that found none would get RNR NAKs. */
 static int setup(struct conn *c)
 {
 	struct ibv_qp_init_attr attr = {
@@ -175,8 +173,7 @@ static int setup(struct conn *c)
 }
 
 /* The next completion, within --timeout: poll the CQ; when it is empty,
- * sleep on the completion channel (--poll event) or spin (--poll busy).
- * 1: the client has disconnected. */
+ * sleep on the completion channel (--poll event) or spin (--poll busy). */
 static int next_wc(struct conn *c, struct ibv_wc *wc)
 {
 	struct ibv_comp_channel *ch = c->srv->opt.rc.busy_poll ? NULL : c->comp_ch;
@@ -346,9 +343,8 @@ static void *conn_thread(void *arg)
 	return NULL;
 }
 
-/* 2. A connect request: the new id gets its own event channel and a thread
- * (with --once, main serves it: its result is the exit code), or a reject
- * when --max-clients are being served. Returns 1 if it failed. */
+/* 2. A connect request: a reject, or the new id gets its own event channel
+ * and thread (--once: main serves it, for the exit code). 1: it failed. */
 static int on_connect_request(struct server *s, const struct rc_cm_info *req)
 {
 	const char *refused = NULL;
