@@ -223,12 +223,13 @@ bench:
 # Soft-RoCE (rdma_rxe) bugs, each shown by a verbs-only reproducer between
 # two VMs (tests/repro/, docs/kernels.md "Soft-RoCE bugs we know"); not part
 # of make test. REPRO_KERNELS (default 6.1 6.12 7), REPRO_ROUNDS (default
-# 5); REPRO_LOSS, REPRO_CASES and REPRO_READS: see tests/repro/*.sh.
+# 5; repro-rxe-livelock: 12); REPRO_LOSS, REPRO_CASES and REPRO_READS: see
+# tests/repro/*.sh.
 REPRO_KERNELS = 6.1 6.12 7
 REPRO_ROUNDS  = 5
 REPRO_PASS    = REPRO_ROUNDS REPRO_LOSS REPRO_CASES REPRO_READS REPRO_RESULTS REPRO_OLD03
-.PHONY: repro repro-build repro-rxe-read-send
-repro: repro-rxe-read-send
+.PHONY: repro repro-build repro-rxe-read-send repro-rxe-livelock
+repro: repro-rxe-read-send repro-rxe-livelock
 repro-build: $(B)/tests/rxe-read-send
 $(B)/tests/rxe-read-send: $(B)/tests/repro/rxe-read-send.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -239,6 +240,12 @@ repro-rxe-read-send: repro-build
 		REPRO_ROUNDS=$(REPRO_ROUNDS) RDMA_ENV_PASS="$(REPRO_PASS)" \
 			tools/rdma-env -n 2 --kernel $$k -t 1800 -- tests/repro/rxe-read-send.sh || exit 1; \
 	done
+# Repeated silent failures of rxe-read-send's mix case in one boot: does a
+# node stop making progress (the watchdog's verdict)? One line per kernel.
+repro-rxe-livelock: repro-build
+	tools/deps base
+	$(MAKE) all
+	REPRO_KERNELS="$(REPRO_KERNELS)" tests/repro/rxe-livelock.sh
 
 # Every --inject lesson, with what it shows and why, in the Soft-RoCE environment: one PASS/FAIL
 # line per lesson (tools/lessons; the lessons are listed there).
