@@ -31,8 +31,8 @@ for k in "${KERNELS[@]}"; do
 		tests/repro/rxe-read-send.sh >"$LOG" 2>&1
 	rc=$?
 	kver=$(grep -o 'kernel [0-9][^ ,]*' "$LOG" | head -n1 | cut -d' ' -f2)
-	runs=$(grep -c 'loss 1% mix: ' "$LOG")
-	bugs=$(grep -c 'loss 1% mix: bug' "$LOG")
+	runs=$(grep -c ']   loss 1% mix: ' "$LOG")  # one line per run (not the summary)
+	bugs=$(grep -c ']   loss 1% mix: bug in' "$LOG")
 	console=$(grep -o 'logs kept in [^ ]*node1' "$LOG" | head -n1 | cut -d' ' -f4)
 	if grep -q 'node1: watchdog:' "$LOG"; then
 		line="livelock: node 1 stopped during mix run $((runs + 1)) ($runs runs finished, bug in $bugs); console: $console/console.log"
