@@ -186,6 +186,23 @@ bool rc_remote_range_ok(const struct rc_remote_buf *r, uint64_t off, uint64_t le
 
 /* ---- Names and hints ---- */
 
+const char *rc_wc_status_name(int status)
+{
+	switch (status) {
+	case IBV_WC_SUCCESS: return "IBV_WC_SUCCESS";
+	case IBV_WC_LOC_LEN_ERR: return "IBV_WC_LOC_LEN_ERR";
+	case IBV_WC_LOC_QP_OP_ERR: return "IBV_WC_LOC_QP_OP_ERR";
+	case IBV_WC_LOC_PROT_ERR: return "IBV_WC_LOC_PROT_ERR";
+	case IBV_WC_WR_FLUSH_ERR: return "IBV_WC_WR_FLUSH_ERR";
+	case IBV_WC_REM_INV_REQ_ERR: return "IBV_WC_REM_INV_REQ_ERR";
+	case IBV_WC_REM_ACCESS_ERR: return "IBV_WC_REM_ACCESS_ERR";
+	case IBV_WC_REM_OP_ERR: return "IBV_WC_REM_OP_ERR";
+	case IBV_WC_RETRY_EXC_ERR: return "IBV_WC_RETRY_EXC_ERR";
+	case IBV_WC_RNR_RETRY_EXC_ERR: return "IBV_WC_RNR_RETRY_EXC_ERR";
+	default: return "IBV_WC_(other)";
+	}
+}
+
 const char *rc_wc_opcode_str(enum ibv_wc_opcode op)
 {
 	switch (op) {

@@ -353,6 +353,9 @@ void rc_trace_retry(const struct rc_log *log, struct ibv_qp *qp);
 
 /* Names for traces and messages. */
 const char *rc_wc_opcode_str(enum ibv_wc_opcode op);
+/* The enum's name of a completion status ("IBV_WC_RNR_RETRY_EXC_ERR"), as
+ * the lessons print it; "IBV_WC_(other)" for the rarer ones. */
+const char *rc_wc_status_name(int status);
 const char *rc_wc_status_hint(enum ibv_wc_status st);
 const char *rc_cm_event_hint(enum rdma_cm_event_type ev, int status);
 /* What to check first when CALL failed with err, or NULL: none known. */
