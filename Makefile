@@ -91,11 +91,12 @@ COMMON_O := $(RDMA_O) $(OPTS_O) $(SERVER_O) $(JSON_O) $(REPORT_O) $(OPTS01_O)
 
 # 01 makes its own verbs calls and runs its own server loop: of common/ it
 # links only rdma-common.o (waits, hints, wire header), options and output.
-$(EX01)/rdma-server: $(B)/$(EX01)/server.o $(B)/$(EX01)/basic.o $(RDMA_O) $(OPTS_O) $(OPTS01_O) \
-		     $(REPORT_O) $(JSON_O)
+# lessons.c: the --inject lessons, both sides.
+$(EX01)/rdma-server: $(B)/$(EX01)/server.o $(B)/$(EX01)/basic.o $(B)/$(EX01)/lessons.o $(RDMA_O) \
+		     $(OPTS_O) $(OPTS01_O) $(REPORT_O) $(JSON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-$(EX01)/rdma-client: $(B)/$(EX01)/client.o $(B)/$(EX01)/basic.o $(RDMA_O) $(OPTS_O) $(OPTS01_O) \
-		     $(JSON_O) $(REPORT_O)
+$(EX01)/rdma-client: $(B)/$(EX01)/client.o $(B)/$(EX01)/basic.o $(B)/$(EX01)/lessons.o $(RDMA_O) \
+		     $(OPTS_O) $(OPTS01_O) $(JSON_O) $(REPORT_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # 02: rw.c holds what its client and server share; lessons.c the client's

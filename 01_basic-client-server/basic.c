@@ -12,17 +12,21 @@
 #include <stdio.h>
 #include <string.h>
 
-void basic_hello_pack(uint8_t buf[BASIC_HELLO_LEN], uint32_t max_payload)
+void basic_hello_pack(uint8_t buf[BASIC_HELLO_LEN], uint32_t max_payload, uint8_t lesson)
 {
 	uint32_t be = htobe32(max_payload);
+	uint8_t *b = buf + sizeof(struct rc_hdr);
 
-	rc_hdr_pack(buf, BASIC_T_HELLO, 4, 0);
-	memcpy(buf + sizeof(struct rc_hdr), &be, 4);
+	rc_hdr_pack(buf, BASIC_T_HELLO, BASIC_HELLO_LEN - sizeof(struct rc_hdr), 0);
+	memcpy(b, &be, 4);
+	b[4] = lesson;
+	memset(b + 5, 0, 3); /* reserved */
 }
 
-int basic_hello_unpack(const void *priv, size_t len, uint32_t *max_payload, char *err,
-		       size_t errlen)
+int basic_hello_unpack(const void *priv, size_t len, uint32_t *max_payload, uint8_t *lesson,
+		       char *err, size_t errlen)
 {
+	const size_t body = BASIC_HELLO_LEN - sizeof(struct rc_hdr);
 	struct rc_msg m;
 	uint32_t be;
 	int ret;
@@ -30,11 +34,25 @@ int basic_hello_unpack(const void *priv, size_t len, uint32_t *max_payload, char
 	ret = rc_priv_unpack(priv, len, &m, err, errlen);
 	if (ret)
 		return ret;
-	if (m.type != BASIC_T_HELLO || m.length != 4) {
-		snprintf(err, errlen, "expected a HELLO of 4 bytes, got type 0x%02x of %u bytes",
-			 m.type, m.length);
+	if (m.type != BASIC_T_HELLO || m.length != body) {
+		snprintf(err, errlen, "expected a HELLO of %zu bytes, got type 0x%02x of %u bytes",
+			 body, m.type, m.length);
 		return -EBADMSG;
 	}
+	if (m.seq != 0) {
+		snprintf(err, errlen, "HELLO with sequence number %u, expected 0", m.seq);
+		return -EBADMSG;
+	}
+	if (m.body[5] || m.body[6] || m.body[7]) {
+		snprintf(err, errlen, "HELLO with a non-zero reserved byte");
+		return -EBADMSG;
+	}
+	if (m.body[4] >= BASIC_INJECT_COUNT) {
+		snprintf(err, errlen, "unknown lesson %u (1 to %u)", m.body[4],
+			 BASIC_INJECT_COUNT - 1);
+		return -EBADMSG;
+	}
+	*lesson = m.body[4];
 	memcpy(&be, m.body, 4);
 	*max_payload = be32toh(be);
 	if (*max_payload < 1 || *max_payload > BASIC_MAX_PAYLOAD) {

@@ -5,7 +5,7 @@
  * are not here: each side makes its own, in client.c and server.c.
  *
  * Conversation:
- *   connect request private data: HELLO { max_payload }
+ *   connect request private data: HELLO { max_payload, lesson }
  *   client -> server SEND: DATA  (seq n, payload)
  *   server -> client SEND: REPLY (seq n, the same payload back)
  * Every message is a struct rc_hdr (common/rdma-common.h) and a body.
@@ -26,14 +26,16 @@ enum basic_type {
 	BASIC_T_REPLY = 0x12,
 };
 
-#define BASIC_HELLO_LEN (sizeof(struct rc_hdr) + 4)
+/* HELLO body: be32 max_payload, u8 lesson, 3 reserved bytes (0). */
+#define BASIC_HELLO_LEN (sizeof(struct rc_hdr) + 8)
 
-/* HELLO: the largest payload the client will send. */
-void basic_hello_pack(uint8_t buf[BASIC_HELLO_LEN], uint32_t max_payload);
+/* HELLO: the largest payload the client will send, and the --inject
+ * lesson it runs (enum basic_inject, 0 for none). */
+void basic_hello_pack(uint8_t buf[BASIC_HELLO_LEN], uint32_t max_payload, uint8_t lesson);
 /* Validate a HELLO from connect private data. Returns 0 or -EBADMSG/-ERANGE
  * with a reason in err. */
-int basic_hello_unpack(const void *priv, size_t len, uint32_t *max_payload, char *err,
-		       size_t errlen);
+int basic_hello_unpack(const void *priv, size_t len, uint32_t *max_payload, uint8_t *lesson,
+		       char *err, size_t errlen);
 
 /* DATA or REPLY into buf (at least 16 + len bytes); returns bytes used. */
 size_t basic_msg_pack(void *buf, uint8_t type, uint32_t seq, const void *payload, uint32_t len);

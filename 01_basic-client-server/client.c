@@ -21,9 +21,11 @@
 #include <string.h>
 
 #include "basic.h"
+#include "lessons.h"
 #include "rc-report.h"
 
 enum { WR_SEND = 1, WR_RECV = 2 }; /* wr_id: which half of buf completed */
+#define QP_WRS 2		   /* each queue's max_*_wr (and --inject sq-overflow's) */
 
 struct client {
 	struct client_opts opt;
@@ -104,7 +106,10 @@ static int setup(struct client *cl)
 {
 	struct ibv_qp_init_attr attr = {
 		/* One message in flight each way; a spare in case of slow polling. */
-		.cap = { .max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1, .max_recv_sge = 1 },
+		.cap = { .max_send_wr = QP_WRS,
+			 .max_recv_wr = QP_WRS,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
 		.qp_type = IBV_QPT_RC, /* reliable connected: acknowledged, in order */
 		.sq_sig_all = 0,       /* each send says whether it wants a completion */
 	};
@@ -152,7 +157,7 @@ static int connect_server(struct client *cl)
 	struct rc_cm_info ev;
 	int ret;
 
-	basic_hello_pack(hello, cl->opt.size);
+	basic_hello_pack(hello, cl->opt.size, (uint8_t)cl->opt.inject);
 	/* Resend after 4.096 us x 2^16 = 268 ms without an ACK (set at RTS). */
 	if (rdma_set_option(cl->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t)))
 		return rc_fail_call(&cl->log, "rdma_set_option(ACK_TIMEOUT)", errno, NULL);
@@ -296,6 +301,25 @@ static int exchange(struct client *cl)
 	return 0;
 }
 
+/* --inject: a lesson instead of the messages (lessons.c), on our objects. */
+static int next_wc_of(void *cl, struct ibv_wc *wc)
+{
+	return next_wc(cl, wc);
+}
+static int lesson(struct client *cl)
+{
+	struct lesson_conn v = { .id = cl->id,
+				 .buf = cl->buf,
+				 .mr = cl->mr,
+				 .log = &cl->log,
+				 .timeout_ms = cl->opt.rc.timeout_ms,
+				 .max_send_wr = QP_WRS,
+				 .next_wc = next_wc_of,
+				 .side = cl };
+
+	return lesson_client_run(&v, cl->opt.inject, cl->opt.size);
+}
+
 /* 8. Goodbye: the server sees DISCONNECTED, then so do we. */
 static int disconnect(struct client *cl)
 {
@@ -372,9 +396,9 @@ int main(int argc, char **argv)
 		code = ret ? RC_EXIT_FAIL : RC_EXIT_NOCONN;
 	else if (!cl.opt.json)
 		printf("connected to %s\n", cl.peer);
-	if (cl.established && !exchange(&cl) && !disconnect(&cl))
-		code = RC_EXIT_OK;
-	if (code != RC_EXIT_OK)
+	if (cl.established && !(cl.opt.inject ? lesson(&cl) : exchange(&cl)) && !disconnect(&cl))
+		code = cl.opt.inject ? BASIC_EXIT_LESSON : RC_EXIT_OK;
+	if (code != RC_EXIT_OK && code != BASIC_EXIT_LESSON)
 		fprintf(stderr, "rdma-client: %s\n", cl.log.err);
 	if (cl.opt.json)
 		print_json(&cl, code, code == RC_EXIT_OK ? NULL : cl.log.err);

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "basic.h"
+#include "lessons.h"
 #include "rc-report.h"
 
 /* Two receive slots: the message being answered (its reply is sent from
@@ -63,6 +64,7 @@ struct conn {
 	uint32_t max_payload, next_seq; /* from the client's HELLO; messages answered */
 	bool established;		/* ESTABLISHED, and we have not disconnected */
 	char peer[80];			/* "ADDR port N" */
+	struct lesson_server ls;	/* --inject: the client's lesson (lessons.c) */
 };
 
 /* 1. Listen: bind an id to the address and port; the CM queues requests. */
@@ -169,6 +171,8 @@ static int setup(struct conn *c)
 		return rc_fail_call(&c->log, "ibv_reg_mr", errno, NULL);
 	rc_trace(&c->log, "registered %zu bytes lkey=0x%x rkey=0x%x", RECV_DEPTH * c->slot_len,
 		 c->mr->lkey, c->mr->rkey);
+	if (c->ls.lesson) /* --inject: the lesson posts its own (serve) */
+		return 0;
 	return post_recv(c, 0) || post_recv(c, 1) ? -EIO : 0;
 }
 
@@ -212,6 +216,22 @@ static int next_wc(struct conn *c, struct ibv_wc *wc)
 			armed = false;
 		}
 	}
+}
+
+/* --inject: what the client's lesson needs of ours (lessons.c). */
+static int next_wc_of(void *c, struct ibv_wc *wc)
+{
+	return next_wc(c, wc);
+}
+static struct lesson_server *lesson(struct conn *c)
+{
+	c->ls.v = (struct lesson_conn){ .id = c->id,
+					.log = &c->log,
+					.timeout_ms = c->srv->opt.rc.timeout_ms,
+					.next_wc = next_wc_of,
+					.side = c };
+	c->ls.peer = c->peer;
+	return &c->ls;
 }
 
 /* 5. Each completion as it comes. A message: validate it and SEND it
@@ -270,19 +290,20 @@ static int serve(struct conn *c)
 	/* No RDMA READ in 01: initiator_depth, responder_resources 0. Our
 	 * rnr_retry_count goes to the client's QP (rdma-common.h). */
 	struct rdma_conn_param p = { .retry_count = RC_RETRY_COUNT,
-				     .rnr_retry_count = RC_RNR_RETRY_COUNT };
+				     .rnr_retry_count = lesson_server_rnr_retry(c->ls.lesson) };
 	uint8_t t = RC_ACK_TIMEOUT;
 	struct rc_cm_info ev;
 	char why[160];
 	int ret;
 
-	ret = basic_hello_unpack(c->req.priv, c->req.priv_len, &c->max_payload, why, sizeof(why));
+	ret = basic_hello_unpack(c->req.priv, c->req.priv_len, &c->max_payload, &c->ls.lesson, why,
+				 sizeof(why));
 	if (ret) {
 		reject(c->id, &c->log, why);
 		return rc_fail(&c->log, EPROTO, "rejected: %s", why);
 	}
 	c->slot_len = sizeof(struct rc_hdr) + c->max_payload;
-	if (setup(c)) {
+	if (setup(c) || (c->ls.lesson && lesson_server_setup(lesson(c)))) {
 		reject(c->id, &c->log, "server could not set up the connection");
 		return -EIO;
 	}
@@ -298,7 +319,7 @@ static int serve(struct conn *c)
 			       c->srv->cancel_fd, "accepting", &c->log, &ev);
 	if ((c->established = !ret))
 		printf("connection from %s\n", c->peer);
-	if (ret || (ret = answer_messages(c)))
+	if (ret || (ret = c->ls.lesson ? lesson_server_run(&c->ls) : answer_messages(c)))
 		return ret;
 	printf("connection from %s closed after %u messages\n", c->peer, c->next_seq);
 	/* 6. Our half of the goodbye: the CM answers the client's DREQ. */

@@ -22,9 +22,16 @@ static const char client_usage[] =
 	"                        with N > 1 prints round-trip latency\n"
 	"      --json            print one JSON object with the results instead (also on\n"
 	"                        failure: \"ok\": false, \"error\", "
-	"\"exit_code\")\n" RC_USAGE_CLIENT
+	"\"exit_code\")\n"
+	"      --inject LESSON   instead of the messages, do one thing wrong on purpose and\n"
+	"                        print what really happened and why (exit 4 if it showed\n"
+	"                        what it teaches, 1 if something else happened). LESSON:\n"
+	"          no-recv         the server posts no receive before our SEND\n"
+	"          sq-overflow     one ibv_post_send of more SENDs than the send queue "
+	"holds\n" RC_USAGE_CLIENT
 	"\nSERVER is the server's IP address (or name) on its RDMA netdev.\n"
-	"Exit: 0 ok, 1 failed after connecting, 2 bad usage, 3 could not connect.\n";
+	"Exit: 0 ok, 1 failed after connecting, 2 bad usage, 3 could not connect,\n"
+	"4 an --inject lesson showed what it teaches.\n";
 
 static const char server_usage[] =
 	"usage: rdma-server [options]\n"
@@ -33,7 +40,28 @@ static const char server_usage[] =
 	"  -q, --quiet           no line per message (for benchmarks: a write to\n"
 	"                        stdout costs about a round trip)\n" RC_USAGE_SERVER(MAX_CLIENTS);
 
-enum { OPT_JSON = RC_OPT_FIRST_FREE };
+enum { OPT_JSON = RC_OPT_FIRST_FREE, OPT_INJECT };
+
+static const char *const inject_names[BASIC_INJECT_COUNT] = {
+	[BASIC_INJECT_NONE] = "none",
+	[BASIC_INJECT_NO_RECV] = "no-recv",
+	[BASIC_INJECT_SQ_OVERFLOW] = "sq-overflow",
+};
+
+const char *basic_inject_name(unsigned inject)
+{
+	return inject < BASIC_INJECT_COUNT ? inject_names[inject] : "(unknown)";
+}
+
+static unsigned inject_parse(const char *name)
+{
+	unsigned i;
+
+	for (i = 1; i < BASIC_INJECT_COUNT; i++)
+		if (!strcmp(name, inject_names[i]))
+			return i;
+	return BASIC_INJECT_COUNT;
+}
 
 int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, size_t errlen)
 {
@@ -43,6 +71,7 @@ int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, 
 		{ "size", required_argument, NULL, 's' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "inject", required_argument, NULL, OPT_INJECT },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool have_size = false;
@@ -68,6 +97,13 @@ int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, 
 						      "invalid count '%s' (1 to 10000000)", optarg);
 			break;
 		case OPT_JSON: o->json = true; break;
+		case OPT_INJECT:
+			o->inject = inject_parse(optarg);
+			if (o->inject == BASIC_INJECT_COUNT)
+				return rc_usage_error(
+					err, errlen,
+					"unknown --inject '%s' (no-recv or sq-overflow)", optarg);
+			break;
 		}
 	}
 	ret = rc_opts_end(&o->rc, ret, argc, argv, RC_OPERANDS_SERVER, &o->server, err, errlen);
@@ -75,6 +111,9 @@ int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, 
 		return ret;
 	if (o->text && have_size)
 		return rc_usage_error(err, errlen, "-m and -s exclude each other");
+	if (o->inject && (o->json || o->count != 1))
+		return rc_usage_error(err, errlen,
+				      "--inject runs one lesson: without --json and -n");
 	if (!have_size) {
 		if (!o->text)
 			o->text = BASIC_DEFAULT_TEXT;

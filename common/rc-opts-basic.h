@@ -18,6 +18,21 @@
 /* Each round trip keeps an 8-byte latency sample: 10M messages = 80 MB. */
 #define BASIC_MAX_COUNT 10000000u
 
+/*
+ * 01's --inject lessons (01_basic-client-server/lessons.c). The number is
+ * also the HELLO's `lesson` byte: the client says which lesson it runs and
+ * the server does its part. 0: a normal run.
+ */
+enum basic_inject {
+	BASIC_INJECT_NONE = 0,
+	BASIC_INJECT_NO_RECV = 1,     /* the server posts no receive before our SEND */
+	BASIC_INJECT_SQ_OVERFLOW = 2, /* more SENDs in one post than the send queue holds */
+	BASIC_INJECT_COUNT
+};
+
+/* "no-recv", ... ("none" for 0, "(unknown)" past the last). */
+const char *basic_inject_name(unsigned inject);
+
 /* Options. parse_*: 0 ok, 1 --help was printed, -EINVAL with err set. */
 struct client_opts {
 	struct rc_opts rc; /* -p, --timeout, --poll, -v */
@@ -25,7 +40,8 @@ struct client_opts {
 	const char *text; /* NULL when -s is used */
 	uint32_t size;	  /* payload bytes */
 	uint64_t count;
-	bool json; /* --json: one JSON object on stdout instead of the lines */
+	bool json;		  /* --json: one JSON object on stdout instead of the lines */
+	enum basic_inject inject; /* --inject: the lesson to run instead of -n messages */
 };
 
 struct server_opts {

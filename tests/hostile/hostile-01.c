@@ -23,7 +23,7 @@ static int b_hello(struct hc *h, int arg)
 	uint8_t p[56] = { 0 };
 	uint8_t len = BASIC_HELLO_LEN;
 
-	basic_hello_pack(p, B_MAX);
+	basic_hello_pack(p, B_MAX, 0);
 	switch (arg) {
 	case 100: len = 0; break;		    /* no HELLO at all */
 	case 101: p[5] = RW_T_HELLO; break;	    /* 02's HELLO type */
@@ -45,7 +45,7 @@ static int b_data(struct hc *h, int arg)
 	size_t len;
 	int ret;
 
-	basic_hello_pack(hello, B_MAX);
+	basic_hello_pack(hello, B_MAX, 0);
 	ret = hc_connect(h, hello, sizeof(hello), 0);
 	if (ret)
 		return ret < 0 ? ret : 0;

@@ -21,12 +21,22 @@ static void hello_round_trip_with_padding(void **state)
 	uint8_t priv[56] = { 0 }; /* as a connect request delivers it */
 	char err[128];
 	uint32_t max = 0;
+	uint8_t lesson = 9;
 
 	(void)state;
-	basic_hello_pack(priv, 65536);
-	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, err, sizeof(err)), 0);
+	basic_hello_pack(priv, 65536, 0);
+	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, &lesson, err, sizeof(err)),
+			 0);
 	assert_int_equal(max, 65536);
-	assert_int_equal(basic_hello_unpack(priv, BASIC_HELLO_LEN, &max, err, sizeof(err)), 0);
+	assert_int_equal(lesson, 0);
+	assert_int_equal(basic_hello_unpack(priv, BASIC_HELLO_LEN, &max, &lesson, err, sizeof(err)),
+			 0);
+	/* The lesson byte: every lesson comes through. */
+	basic_hello_pack(priv, 10, BASIC_INJECT_SQ_OVERFLOW);
+	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, &lesson, err, sizeof(err)),
+			 0);
+	assert_int_equal(lesson, BASIC_INJECT_SQ_OVERFLOW);
+	assert_int_equal(max, 10);
 }
 
 static void hello_rejects_bad(void **state)
@@ -34,24 +44,39 @@ static void hello_rejects_bad(void **state)
 	uint8_t priv[56] = { 0 };
 	char err[128];
 	uint32_t max = 0;
+	uint8_t lesson = 0;
 
 	(void)state;
 	/* No private data at all (a client of another program). */
-	assert_int_equal(basic_hello_unpack(priv, 0, &max, err, sizeof(err)), -EBADMSG);
+	assert_int_equal(basic_hello_unpack(priv, 0, &max, &lesson, err, sizeof(err)), -EBADMSG);
 	/* All zeros: bad magic. */
-	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, err, sizeof(err)), -EBADMSG);
+	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, &lesson, err, sizeof(err)),
+			 -EBADMSG);
 	/* Sizes out of range. */
-	basic_hello_pack(priv, 0);
-	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, err, sizeof(err)), -ERANGE);
-	basic_hello_pack(priv, BASIC_MAX_PAYLOAD + 1);
-	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, err, sizeof(err)), -ERANGE);
+	basic_hello_pack(priv, 0, 0);
+	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, &lesson, err, sizeof(err)),
+			 -ERANGE);
+	basic_hello_pack(priv, BASIC_MAX_PAYLOAD + 1, 0);
+	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, &lesson, err, sizeof(err)),
+			 -ERANGE);
 	assert_non_null(strstr(err, "outside"));
 	/* Wrong type (a DATA header where HELLO belongs). */
 	basic_msg_pack(priv, BASIC_T_DATA, 0, "abcd", 4);
-	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, err, sizeof(err)), -EBADMSG);
+	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, &lesson, err, sizeof(err)),
+			 -EBADMSG);
+	/* An unknown lesson, a reserved byte set. */
+	basic_hello_pack(priv, 100, BASIC_INJECT_COUNT);
+	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, &lesson, err, sizeof(err)),
+			 -EBADMSG);
+	assert_non_null(strstr(err, "unknown lesson 3"));
+	basic_hello_pack(priv, 100, 0);
+	priv[sizeof(struct rc_hdr) + 7] = 1;
+	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, &lesson, err, sizeof(err)),
+			 -EBADMSG);
+	assert_non_null(strstr(err, "reserved"));
 	/* Truncated body. */
-	basic_hello_pack(priv, 100);
-	assert_int_equal(basic_hello_unpack(priv, 18, &max, err, sizeof(err)), -EBADMSG);
+	basic_hello_pack(priv, 100, 0);
+	assert_int_equal(basic_hello_unpack(priv, 18, &max, &lesson, err, sizeof(err)), -EBADMSG);
 }
 
 static void msg_validation(void **state)
@@ -152,6 +177,32 @@ static void client_options(void **state)
 			 0);
 	assert_true(o.json);
 	assert_int_equal(o.count, 2);
+	assert_int_equal(o.inject, BASIC_INJECT_NONE);
+
+	/* --inject: the two lessons by name; one lesson, no -n, no --json. */
+	assert_int_equal(basic_parse_client(ARGC("--inject", "no-recv", "h"),
+					    ARGV("--inject", "no-recv", "h"), &o, err, sizeof(err)),
+			 0);
+	assert_int_equal(o.inject, BASIC_INJECT_NO_RECV);
+	assert_string_equal(basic_inject_name(o.inject), "no-recv");
+	assert_int_equal(basic_parse_client(ARGC("--inject", "sq-overflow", "h"),
+					    ARGV("--inject", "sq-overflow", "h"), &o, err,
+					    sizeof(err)),
+			 0);
+	assert_int_equal(o.inject, BASIC_INJECT_SQ_OVERFLOW);
+	assert_int_equal(basic_parse_client(ARGC("--inject", "none", "h"),
+					    ARGV("--inject", "none", "h"), &o, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "unknown --inject 'none'"));
+	assert_int_equal(basic_parse_client(ARGC("--inject", "no-recv", "-n", "2", "h"),
+					    ARGV("--inject", "no-recv", "-n", "2", "h"), &o, err,
+					    sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(basic_parse_client(ARGC("--inject", "no-recv", "--json", "h"),
+					    ARGV("--inject", "no-recv", "--json", "h"), &o, err,
+					    sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(basic_inject_name(BASIC_INJECT_COUNT), "(unknown)");
 	assert_int_equal(basic_parse_client(ARGC("--json=yes", "h"), ARGV("--json=yes", "h"), &o,
 					    err, sizeof(err)),
 			 -EINVAL);

@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: MIT
+/*
+ * 01's --inject lessons. The client does on purpose a thing a newcomer may
+ * believe works (or fails) otherwise, and prints what the verbs and the
+ * completion queue really said, how long it took, and why; the server does
+ * its part (the HELLO's lesson byte says which). Each prints what it saw,
+ * not what it expected: where a kernel or NIC behaves otherwise, the
+ * output says so, and the lesson exits 1 instead of BASIC_EXIT_LESSON (4).
+ *
+ * Like the rest of 01, these call the verbs themselves.
+ */
+#define _GNU_SOURCE
+#include "lessons.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#define WR_LESSON 1 /* the lesson's SEND; sq-overflow: WR_LESSON + i */
+
+/* ------------------------------------------------------------------ */
+/* What both sides print                                               */
+/* ------------------------------------------------------------------ */
+
+/* The RNR NAK timer codes of the InfiniBand spec (IB_RNR_TIMER_* in the
+ * kernel), in units of 10 us: code 0 is the longest, 655.36 ms. */
+static const uint32_t rnr_timer_10us[32] = {
+	65536, 1,    2,	   3,	 4,    6,     8,     12,    16,	   24,	  32,
+	48,    64,   96,   128,	 192,  256,   384,   512,   768,   1024,  1536,
+	2048,  3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
+};
+
+static double rnr_timer_ms(uint8_t code)
+{
+	return rnr_timer_10us[code & 31] / 100.0;
+}
+
+/* A counter of this id's device and port (rdma_rxe and most RDMA drivers
+ * have them; names differ between drivers). 1 and *val, or 0 if missing. */
+static int read_counter(const struct lesson_conn *v, const char *name, uint64_t *val)
+{
+	char path[256];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%u/hw_counters/%s",
+		 ibv_get_device_name(v->id->verbs->device), v->id->port_num, name);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	ok = fscanf(f, "%" SCNu64, val) == 1;
+	fclose(f);
+	return ok;
+}
+
+static const char *kernel_release(void)
+{
+	static struct utsname u;
+
+	return uname(&u) ? "(unknown)" : u.release;
+}
+
+static enum ibv_qp_state qp_state(struct lesson_conn *v)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+
+	if (ibv_query_qp(v->id->qp, &a, IBV_QP_STATE, &init))
+		return IBV_QPS_UNKNOWN;
+	return a.qp_state;
+}
+
+static const char *state_name(enum ibv_qp_state st)
+{
+	return st == IBV_QPS_RTS   ? "RTS (ready to send)"
+	       : st == IBV_QPS_ERR ? "ERR (error)"
+				   : "other";
+}
+
+/* It showed what it teaches: the verdict on stdout; 0 for main. */
+static int shown(unsigned lesson, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int shown(unsigned lesson, const char *fmt, ...)
+{
+	char saw[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(saw, sizeof(saw), fmt, ap);
+	va_end(ap);
+	printf("lesson %s: shown (%s)\n", basic_inject_name(lesson), saw);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Client: no-recv                                                     */
+/* ------------------------------------------------------------------ */
+
+/* The counters that tell the story, before and after. */
+struct rnr_counters {
+	const char *name, *what;
+	uint64_t before, after;
+	int have;
+};
+
+static void counters_print(struct lesson_conn *v, struct rnr_counters *c, unsigned n)
+{
+	unsigned i;
+
+	printf("hw_counters of %s port %u (they count every QP of the device):\n",
+	       ibv_get_device_name(v->id->verbs->device), v->id->port_num);
+	for (i = 0; i < n; i++) {
+		if (c[i].have && read_counter(v, c[i].name, &c[i].after))
+			printf("  %-22s +%" PRIu64 "  %s\n", c[i].name, c[i].after - c[i].before,
+			       c[i].what);
+		else
+			printf("  %-22s not found on this kernel and device\n", c[i].name);
+	}
+}
+
+/* Each completion until the SEND's and our receive's are in (the receive
+ * is flushed once the QP is in the error state). 0 with *send_status, or
+ * a negative errno. */
+static int watch_send(struct lesson_conn *v, uint64_t t0, int *send_status, double *send_ms)
+{
+	bool recv_seen = false;
+	struct ibv_wc wc;
+	double ms;
+	int ret;
+
+	*send_status = -1;
+	while (*send_status < 0 || !recv_seen) {
+		ret = v->next_wc(v->side, &wc);
+		if (ret == -ETIMEDOUT && *send_status >= 0) {
+			printf("our receive for the reply was not flushed within %d ms (Linux "
+			       "%s)\n",
+			       v->timeout_ms, kernel_release());
+			return 0;
+		}
+		if (ret > 0)
+			return rc_fail(v->log, ECONNRESET, "the server disconnected first");
+		if (ret && ret != -EIO)
+			return ret; /* no completion at all within --timeout */
+		ms = (double)(rc_now_ns() - t0) / 1e6;
+		printf("completion of wr_id %" PRIu64 " (%s): %s (%s) after %.1f ms\n", wc.wr_id,
+		       wc.wr_id == WR_LESSON ? "the SEND" : "our receive for the reply",
+		       rc_wc_status_name(wc.status), ibv_wc_status_str(wc.status), ms);
+		if (wc.wr_id == WR_LESSON) {
+			*send_status = wc.status;
+			*send_ms = ms;
+		} else {
+			recv_seen = true;
+		}
+	}
+	return 0;
+}
+
+/* --inject no-recv: a SEND that finds no receive. */
+static int lesson_no_recv(struct lesson_conn *v, uint32_t size)
+{
+	struct rnr_counters c[] = {
+		{ "rcvd_rnr_err", "RNR NAKs received: our QP's SEND was refused", 0, 0, 0 },
+		{ "send_rnr_err", "RNR NAKs sent (by the server's QP, if it is on this device)", 0,
+		  0, 0 },
+		{ "retry_rnr_exceeded_err", "SENDs given up after the last RNR retry", 0, 0, 0 },
+	};
+	uint32_t len = (uint32_t)sizeof(struct rc_hdr) + size;
+	struct ibv_sge sge = { (uintptr_t)v->buf, len, v->mr->lkey };
+	struct ibv_send_wr *bad, wr = { .wr_id = WR_LESSON,
+					.sg_list = &sge,
+					.num_sge = 1,
+					.opcode = IBV_WR_SEND,
+					.send_flags = IBV_SEND_SIGNALED };
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+	enum ibv_qp_state st;
+	double ms = 0;
+	unsigned i, n = sizeof(c) / sizeof(c[0]);
+	int ret, status;
+	uint64_t t0;
+
+	if (ibv_query_qp(v->id->qp, &a, IBV_QP_RNR_RETRY, &init))
+		return rc_fail_call(v->log, "ibv_query_qp", errno, NULL);
+	printf("inject no-recv: the server accepted without posting a receive, and gave our\n"
+	       "QP rnr_retry %u (the CM sets it from the server's rdma_accept). Now one SEND of\n"
+	       "%u bytes; we wait up to %d ms for its completion.\n",
+	       a.rnr_retry, len, v->timeout_ms);
+	for (i = 0; i < n; i++)
+		c[i].have = read_counter(v, c[i].name, &c[i].before);
+	basic_fill_pattern(v->buf + sizeof(struct rc_hdr), size, 0);
+	rc_hdr_pack(v->buf, BASIC_T_DATA, size, 0);
+	t0 = rc_now_ns();
+	/* The lesson: the server has no receive for this. */
+	ret = ibv_post_send(v->id->qp, &wr, &bad);
+	if (ret)
+		return rc_fail_call(v->log, "ibv_post_send", ret, NULL);
+	ret = watch_send(v, t0, &status, &ms);
+	if (ret)
+		return ret;
+	st = qp_state(v);
+	printf("our QP is now in state %s\n", state_name(st));
+	counters_print(v, c, n);
+	if (status != IBV_WC_RNR_RETRY_EXC_ERR)
+		return rc_fail(v->log, EPROTO,
+			       "--inject no-recv: not shown: expected IBV_WC_RNR_RETRY_EXC_ERR for "
+			       "the SEND, saw %s",
+			       rc_wc_status_name(status));
+	printf("\nWhat happened: the SEND reached the server's QP while its receive queue\n"
+	       "was empty. A SEND consumes a receive the peer posted; with none there, the\n"
+	       "responder answers \"receiver not ready\" (an RNR NAK), and our NIC waits for\n"
+	       "the time the NAK names (the server's QP's min_rnr_timer) and sends again.\n"
+	       "After %u retries it gave up: the SEND failed with IBV_WC_RNR_RETRY_EXC_ERR\n"
+	       "%.1f ms after it was posted",
+	       a.rnr_retry, ms);
+	if (a.rnr_retry)
+		printf(", about %.0f ms per retry", ms / a.rnr_retry);
+	printf(",\n%s The server program never saw the message.\n",
+	       st == IBV_QPS_ERR ? "and our QP went to the error state."
+				 : "and our QP did not go to the error state.");
+	printf("This is why a receive is posted before the peer can send: 01's server posts\n"
+	       "its receives before rdma_accept, and its client posts the receive for the\n"
+	       "reply before rdma_connect. rnr_retry_count 7 means retry for ever: a missing\n"
+	       "receive then hangs the sender instead of failing it; 01 asks for %u.\n\n",
+	       RC_RNR_RETRY_COUNT);
+	return shown(BASIC_INJECT_NO_RECV, "IBV_WC_RNR_RETRY_EXC_ERR after %.1f ms, rnr_retry %u",
+		     ms, a.rnr_retry);
+}
+
+/* ------------------------------------------------------------------ */
+/* Client: sq-overflow                                                 */
+/* ------------------------------------------------------------------ */
+
+/* Take n completions of WRs first..first+n-1 of the chain, printing each;
+ * 0 if every one succeeded, 1 if one did not, or a negative errno. */
+static int take_sends(struct lesson_conn *v, unsigned first, unsigned n, uint64_t t0)
+{
+	struct ibv_wc wc;
+	unsigned left = n;
+	int ret, failed = 0;
+
+	while (left) {
+		ret = v->next_wc(v->side, &wc);
+		if (ret > 0)
+			return rc_fail(v->log, ECONNRESET, "the server disconnected first");
+		if (ret && ret != -EIO)
+			return ret;
+		printf("completion of wr_id %" PRIu64 ": %s after %.3f ms\n", wc.wr_id,
+		       rc_wc_status_name(wc.status), (double)(rc_now_ns() - t0) / 1e6);
+		if (wc.wr_id >= WR_LESSON + first && wc.wr_id < WR_LESSON + first + n)
+			left--;
+		failed |= wc.status != IBV_WC_SUCCESS;
+	}
+	return failed;
+}
+
+/* --inject sq-overflow: one post of one SEND more than the send queue holds. */
+static int lesson_sq_overflow(struct lesson_conn *v)
+{
+	struct ibv_send_wr *wrs, *bad = NULL;
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+	unsigned i, n, cap, queued;
+	int ret, failed;
+	double us;
+	uint64_t t0;
+
+	if (ibv_query_qp(v->id->qp, &a, IBV_QP_CAP, &init))
+		return rc_fail_call(v->log, "ibv_query_qp", errno, NULL);
+	cap = a.cap.max_send_wr;
+	n = cap + 1;
+	printf("inject sq-overflow: client.c asked rdma_create_qp for max_send_wr %u;\n"
+	       "ibv_query_qp says our send queue holds %u. Now one ibv_post_send of a chain\n"
+	       "of %u empty, signalled SENDs, without polling the CQ first.\n",
+	       v->max_send_wr, cap, n);
+	if (cap > (unsigned)v->id->qp->send_cq->cqe)
+		return rc_fail(
+			v->log, EPROTO,
+			"--inject sq-overflow: not shown: the send queue holds %u, more than "
+			"the CQ's %d entries can report",
+			cap, v->id->qp->send_cq->cqe);
+	wrs = calloc(n, sizeof(*wrs));
+	if (!wrs)
+		return rc_fail(v->log, ENOMEM, "out of memory");
+	for (i = 0; i < n; i++) {
+		/* No scatter list: a SEND of 0 bytes, into the server's empty receives. */
+		wrs[i] = (struct ibv_send_wr){ .wr_id = WR_LESSON + i,
+					       .opcode = IBV_WR_SEND,
+					       .send_flags = IBV_SEND_SIGNALED,
+					       .next = i + 1 < n ? &wrs[i + 1] : NULL };
+	}
+	t0 = rc_now_ns();
+	/* The lesson: more WRs than the queue holds, in one call. */
+	ret = ibv_post_send(v->id->qp, wrs, &bad);
+	us = (double)(rc_now_ns() - t0) / 1e3;
+	queued = bad ? (unsigned)(bad - wrs) : n;
+	printf("ibv_post_send returned %d (%s) after %.1f us; bad_wr is %s%u: WRs 0 to %u\n"
+	       "were queued, the rest were not\n",
+	       ret, ret ? strerror(ret) : "success", us, bad ? "WR " : "NULL, queued ",
+	       bad ? queued : n, queued ? queued - 1 : 0);
+	/* The queued ones go on as if nothing happened. */
+	failed = take_sends(v, 0, queued, t0);
+	if (failed < 0) {
+		free(wrs);
+		return failed;
+	}
+	printf("our QP is in state %s\n", state_name(qp_state(v)));
+	if (ret != ENOMEM || queued != cap || failed) {
+		free(wrs);
+		return rc_fail(v->log, EPROTO,
+			       "--inject sq-overflow: not shown: expected ENOMEM at WR %u with the "
+			       "WRs before it completing, saw %d (%s) at WR %u%s",
+			       cap, ret, strerror(ret), queued,
+			       failed ? ", and a failed completion" : "");
+	}
+	/* The refused WR, again, now that the queue has room. */
+	wrs[queued].next = NULL;
+	t0 = rc_now_ns();
+	ret = ibv_post_send(v->id->qp, &wrs[queued], &bad);
+	printf("after those completions, WR %u posted again: ibv_post_send returned %d\n", queued,
+	       ret);
+	if (!ret && (ret = take_sends(v, queued, 1, t0)) > 0)
+		ret = -EIO;
+	free(wrs);
+	if (ret)
+		return ret < 0 ? ret : rc_fail(v->log, EIO, "the WR posted again failed");
+	printf("\nWhat happened: ibv_post_send only queues work requests, and a full send\n"
+	       "queue makes it refuse the rest at once: it returned ENOMEM (\"%s\")\n"
+	       "and set bad_wr to the first WR it did not queue. Nothing was sent for that\n"
+	       "WR and the connection is unharmed: the WRs before it completed with\n"
+	       "IBV_WC_SUCCESS and the QP stayed in RTS. It is not a completion error like\n"
+	       "IBV_WC_RETRY_EXC_ERR, which comes from the CQ later and moves the QP to the\n"
+	       "error state. The queue holds %u here, not the %u that was asked for: a\n"
+	       "driver may round max_send_wr up, and rdma_create_qp's cap (or ibv_query_qp)\n"
+	       "says what you got. A slot is free again once its WR has completed: count\n"
+	       "the WRs in flight and poll completions before posting more.\n\n",
+	       strerror(ENOMEM), cap, v->max_send_wr);
+	return shown(BASIC_INJECT_SQ_OVERFLOW,
+		     "ENOMEM after %.1f us at WR %u of %u; the %u queued SENDs completed", us, cap,
+		     n, cap);
+}
+
+int lesson_client_run(struct lesson_conn *v, unsigned lesson, uint32_t size)
+{
+	switch (lesson) {
+	case BASIC_INJECT_NO_RECV: return lesson_no_recv(v, size);
+	case BASIC_INJECT_SQ_OVERFLOW: return lesson_sq_overflow(v);
+	default: return rc_fail(v->log, EINVAL, "no lesson %u", lesson);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Server                                                              */
+/* ------------------------------------------------------------------ */
+
+uint8_t lesson_server_rnr_retry(unsigned lesson)
+{
+	return lesson == BASIC_INJECT_NO_RECV ? LESSON_RNR_RETRY : RC_RNR_RETRY_COUNT;
+}
+
+/* A receive with no memory: it takes a SEND of 0 bytes. */
+static int post_empty_recv(struct lesson_conn *v)
+{
+	struct ibv_recv_wr wr = { .wr_id = 0 }, *bad;
+	int ret = ibv_post_recv(v->id->qp, &wr, &bad);
+
+	return ret ? rc_fail_call(v->log, "ibv_post_recv", ret, NULL) : 0;
+}
+
+int lesson_server_setup(struct lesson_server *ls)
+{
+	struct lesson_conn *v = &ls->v;
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+	unsigned i;
+
+	if (ls->lesson == BASIC_INJECT_NO_RECV) {
+		/* The lesson: no receive before accepting (nor after). */
+		ls->have_rnr = read_counter(v, "send_rnr_err", &ls->rnr_sent0);
+		return 0;
+	}
+	/* sq-overflow: as many empty receives as the receive queue holds. */
+	if (ibv_query_qp(v->id->qp, &a, IBV_QP_CAP, &init))
+		return rc_fail_call(v->log, "ibv_query_qp", errno, NULL);
+	for (i = 0; i < a.cap.max_recv_wr; i++)
+		if (post_empty_recv(v))
+			return -EIO;
+	ls->posted = i;
+	return 0;
+}
+
+/* no-recv: no receive, only the wait for the client to leave. */
+static int server_no_recv(struct lesson_server *ls)
+{
+	struct lesson_conn *v = &ls->v;
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+	struct ibv_wc wc;
+	uint64_t now;
+	int ret;
+
+	if (ibv_query_qp(v->id->qp, &a, IBV_QP_MIN_RNR_TIMER, &init))
+		return rc_fail_call(v->log, "ibv_query_qp", errno, NULL);
+	printf("lesson no-recv for %s: accepted with no receive posted and rnr_retry_count %u\n"
+	       "for its QP; our QP's min_rnr_timer is %u (RNR NAKs ask for a wait of %.2f ms)\n",
+	       ls->peer, LESSON_RNR_RETRY, a.min_rnr_timer, rnr_timer_ms(a.min_rnr_timer));
+	ret = v->next_wc(v->side, &wc);
+	if (ret == 0 || ret == -EIO)
+		return rc_fail(v->log, EPROTO,
+			       "lesson no-recv: a completion with no receive posted");
+	if (ret < 0)
+		return ret;
+	if (ls->have_rnr && read_counter(v, "send_rnr_err", &now))
+		printf("lesson no-recv for %s: the client left; send_rnr_err of %s port %u rose by "
+		       "%" PRIu64 " meanwhile (RNR NAKs sent by this device's QPs)\n",
+		       ls->peer, ibv_get_device_name(v->id->verbs->device), v->id->port_num,
+		       now - ls->rnr_sent0);
+	else
+		printf("lesson no-recv for %s: the client left (this device has no send_rnr_err "
+		       "counter)\n",
+		       ls->peer);
+	return 0;
+}
+
+/* sq-overflow: take the empty SENDs and post each receive again. */
+static int server_sq_overflow(struct lesson_server *ls)
+{
+	struct lesson_conn *v = &ls->v;
+	struct ibv_wc wc;
+	int ret;
+
+	printf("lesson sq-overflow for %s: %u empty receives posted; taking empty SENDs\n",
+	       ls->peer, ls->posted);
+	while (!(ret = v->next_wc(v->side, &wc))) {
+		if (wc.opcode != IBV_WC_RECV || wc.byte_len)
+			return rc_fail(
+				v->log, EPROTO,
+				"lesson sq-overflow: expected empty SENDs, got %s of %u bytes",
+				rc_wc_opcode_str(wc.opcode), wc.byte_len);
+		ls->took++;
+		if (post_empty_recv(v))
+			return -EIO;
+	}
+	if (ret < 0)
+		return ret;
+	printf("lesson sq-overflow for %s: the client left after %u empty SENDs\n", ls->peer,
+	       ls->took);
+	return 0;
+}
+
+int lesson_server_run(struct lesson_server *ls)
+{
+	return ls->lesson == BASIC_INJECT_NO_RECV ? server_no_recv(ls) : server_sq_overflow(ls);
+}
