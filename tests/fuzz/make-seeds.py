@@ -35,8 +35,14 @@ write("fuzz-common", "remote-wrap",
       struct.pack(">QII", 1, 2, 4096) + struct.pack("<QQ", 16, 2**64 - 8))
 
 # 01: HELLO, and DATA preceded by the expected seq and size limit
-write("fuzz-basic", "hello", (msg(0x10, struct.pack(">I", 65536)) + bytes(56))[:56])
-write("fuzz-basic", "hello-zero", msg(0x10, struct.pack(">I", 0)))
+# HELLO body: be32 max_payload, u8 lesson (0 none, 1 no-recv, 2 sq-overflow), 3 reserved bytes
+write("fuzz-basic", "hello", (msg(0x10, struct.pack(">IB3x", 65536, 0)) + bytes(56))[:56])
+write("fuzz-basic", "hello-zero", msg(0x10, struct.pack(">IB3x", 0, 0)))
+write("fuzz-basic", "hello-no-recv", msg(0x10, struct.pack(">IB3x", 10, 1)))
+write("fuzz-basic", "hello-sq-overflow", msg(0x10, struct.pack(">IB3x", 10, 2)))
+write("fuzz-basic", "hello-lesson-3", msg(0x10, struct.pack(">IB3x", 10, 3)))
+write("fuzz-basic", "hello-reserved", msg(0x10, struct.pack(">IBBBB", 10, 0, 0, 0, 1)))
+write("fuzz-basic", "hello-old-4-bytes", msg(0x10, struct.pack(">I", 65536)))
 write("fuzz-basic", "data", struct.pack("<II", 7, 64) + msg(0x11, b"Hello RDMA", seq=7))
 write("fuzz-basic", "data-wrong-seq", struct.pack("<II", 7, 64) + msg(0x11, b"Hello", seq=8))
 write("fuzz-basic", "control-bytes", b"\x00\x1b[31m\\'\x7f\xff" * 4)

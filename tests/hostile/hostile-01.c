@@ -25,11 +25,13 @@ static int b_hello(struct hc *h, int arg)
 
 	basic_hello_pack(p, B_MAX, 0);
 	switch (arg) {
-	case 100: len = 0; break;		    /* no HELLO at all */
-	case 101: p[5] = RW_T_HELLO; break;	    /* 02's HELLO type */
-	case 102: put32(p + 16, 0); break;	    /* max_payload 0 */
-	case 103: put32(p + 16, UINT32_MAX); break; /* 4 GiB payloads */
-	case 104:				    /* a body longer than a HELLO's */
+	case 100: len = 0; break;		     /* no HELLO at all */
+	case 105: p[20] = BASIC_INJECT_COUNT; break; /* a lesson nobody knows */
+	case 106: p[23] = 1; break;		     /* the last reserved byte */
+	case 101: p[5] = RW_T_HELLO; break;	     /* 02's HELLO type */
+	case 102: put32(p + 16, 0); break;	     /* max_payload 0 */
+	case 103: put32(p + 16, UINT32_MAX); break;  /* 4 GiB payloads */
+	case 104:				     /* a body longer than a HELLO's */
 		put32(p + 8, 40);
 		len = sizeof(p);
 		break;
@@ -74,8 +76,11 @@ const struct kase cases01[] = {
 	{ "hello-bad-version", b_hello, B_VERSION, "rejected: protocol version 2" },
 	{ "hello-unknown-flags", b_hello, B_FLAGS, "rejected: unknown flags" },
 	{ "hello-wrong-type", b_hello, 101, "rejected: expected a HELLO" },
-	{ "hello-truncated", b_hello, B_LEN_SHORT, "rejected: expected a HELLO of 4 bytes" },
-	{ "hello-oversized", b_hello, 104, "rejected: expected a HELLO of 4 bytes" },
+	{ "hello-truncated", b_hello, B_LEN_SHORT, "rejected: expected a HELLO of 8 bytes" },
+	{ "hello-oversized", b_hello, 104, "rejected: expected a HELLO of 8 bytes" },
+	{ "hello-unknown-lesson", b_hello, 105, "rejected: unknown lesson 3" },
+	{ "hello-reserved", b_hello, 106, "rejected: HELLO with a non-zero reserved byte" },
+	{ "hello-wrong-seq", b_hello, B_SEQ, "rejected: HELLO with sequence number 77" },
 	{ "hello-length-beyond-data", b_hello, B_LEN_HUGE, "rejected: header says 1000000" },
 	{ "hello-payload-0", b_hello, 102, "rejected: payload size 0 is outside" },
 	{ "hello-payload-4g", b_hello, 103, "rejected: payload size 4294967295 is outside" },
