@@ -141,6 +141,15 @@ want_err() {
 }
 count_out() { grep -Ec -- "$2" "$T/$1.out"; }
 
+# want_lesson_shown NAME LESSON REGEX: an --inject lesson exited 4 (it
+# showed what it teaches) and ended with its verdict on stdout; stderr
+# stays empty.
+want_lesson_shown() {
+	want_rc "$1" 4 || return 1
+	want_out "$1" "^lesson $2: shown \($3\)$" || return 1
+	[ ! -s "$T/$1.err" ] || fail "$1 printed on stderr: $(tail_of "$T/$1.err")"
+}
+
 # want_json NAME EXPR: NAME's stdout is exactly one line, one JSON object
 # d with the fields every --json output has, and the Python expression
 # EXPR is true (it may also use err: NAME's stderr as text). The system's

@@ -251,9 +251,77 @@ t_json_output() {
 	want_json cli3 "d['ok'] is False and d['exit_code'] == 2 and 'invalid count' in d['error']"
 }
 
+# want_counter NAME COUNTER DELTA: NAME printed COUNTER's rise as DELTA, or
+# that this kernel and device have no such counter (then nothing to check).
+want_counter() {
+	grep -Eq -- "^  $2 +not found on this kernel and device$" "$T/$1.out" && return 0
+	want_out "$1" "^  $2 +\+$3  "
+}
+
+# serves_next SERVER: after a lesson the server is alive and serves a
+# normal client.
+serves_next() {
+	alive "$1" || return 1
+	run next "$C" "${CT[@]}" -m "after the lesson" "$RDMA_IP" "$PORT"
+	want_rc next 0 || return 1
+	want_out next "^verified 1 of 1 replies$" || return 1
+	want_out "$1" "^received 'after the lesson' \(16 bytes\)$"
+}
+
+t_lesson_no_recv() {
+	start_server srv "$S" || return 1
+	run les "$C" "${CT[@]}" --inject no-recv "$RDMA_IP" "$PORT"
+	# The server's accept gave our QP rnr_retry 2: three tries, each
+	# answered by an RNR NAK, then the error.
+	want_lesson_shown les no-recv "IBV_WC_RNR_RETRY_EXC_ERR after [0-9.]+ ms, rnr_retry 2" || return 1
+	want_out les "QP rnr_retry 2 \(the CM sets it from the server's rdma_accept\)" || return 1
+	want_out les "^completion of wr_id 1 \(the SEND\): IBV_WC_RNR_RETRY_EXC_ERR \(.*\) after [0-9.]+ ms$" || return 1
+	want_out les "^our QP is now in state ERR" || return 1
+	# On one host the client and the server share the device: their counters.
+	want_counter les rcvd_rnr_err 3 || return 1
+	want_counter les send_rnr_err 3 || return 1
+	want_counter les retry_rnr_exceeded_err 1 || return 1
+	wait_for srv "^lesson no-recv for $RDMA_IP port [0-9]+: the client left" 10 || return 1
+	want_out srv "^lesson no-recv for $RDMA_IP port [0-9]+: accepted with no receive posted and rnr_retry_count 2$" || return 1
+	want_out srv "^for its QP; our QP's min_rnr_timer is [0-9]+ \(RNR NAKs ask for a wait of [0-9.]+ ms\)$" || return 1
+	if ! grep -q "no send_rnr_err counter" "$T/srv.out"; then
+		want_out srv "send_rnr_err of .* rose by 3 meanwhile" || return 1
+	fi
+	serves_next srv || return 1
+	stop_server srv
+}
+
+t_lesson_sq_overflow() {
+	local cap
+	start_server srv "$S" || return 1
+	run les "$C" "${CT[@]}" --inject sq-overflow "$RDMA_IP" "$PORT"
+	cap=$(sed -n 's/^ibv_query_qp says our send queue holds \([0-9]*\)\. .*/\1/p' "$T/les.out")
+	[ -n "$cap" ] || fail "no send queue size in: $(tail_of "$T/les.out")" || return 1
+	want_lesson_shown les sq-overflow "ENOMEM after [0-9.]+ us at WR $cap of $((cap + 1)); the $cap queued SENDs completed" || return 1
+	want_out les "^ibv_post_send returned 12 \(Cannot allocate memory\) after [0-9.]+ us; bad_wr is WR $cap: WRs 0 to $((cap - 1))$" || return 1
+	[ "$(count_out les '^completion of wr_id [0-9]+: IBV_WC_SUCCESS after')" = $((cap + 1)) ] ||
+		fail "not $((cap + 1)) successful completions: $(tail_of "$T/les.out" 8)" || return 1
+	want_out les "^our QP is in state RTS" || return 1
+	want_out les "^after those completions, WR $cap posted again: ibv_post_send returned 0$" || return 1
+	wait_for srv "^lesson sq-overflow for $RDMA_IP port [0-9]+: the client left after $((cap + 1)) empty SENDs$" 10 || return 1
+	serves_next srv || return 1
+	stop_server srv
+}
+
+t_lesson_bad_options() {
+	run c1 "$C" --inject no-such "$RDMA_IP"; want_rc c1 2 || return 1
+	want_err c1 "unknown --inject 'no-such' \(no-recv or sq-overflow\)" || return 1
+	run c2 "$C" --inject no-recv -n 2 "$RDMA_IP"; want_rc c2 2 || return 1
+	want_err c2 "--inject runs one lesson: without --json and -n" || return 1
+	run h1 "$C" --help; want_rc h1 0 || return 1
+	want_out h1 "^          no-recv  " || return 1
+	want_out h1 "^          sq-overflow  " || return 1
+	want_out h1 "^4 an --inject lesson showed what it teaches\.$"
+}
+
 run_tests t_one_message t_custom_text_and_port_option t_thousand_messages_with_latency \
 	t_64k_payload t_one_server_three_clients_in_a_row t_three_clients_at_once \
 	t_nothing_listening t_not_an_rdma_address t_unreachable_host t_bad_options t_server_killed_during_session \
 	t_client_killed_server_survives t_server_stops_cleanly_with_client_connected \
 	t_foreign_client_rejected t_too_many_clients_rejected_busy t_ipv6 t_sequence_matches_trace t_valgrind_clean \
-	t_json_output
+	t_json_output t_lesson_no_recv t_lesson_sq_overflow t_lesson_bad_options

@@ -168,14 +168,6 @@ t_two_clients_at_once_each_own_buffer() {
 	stop_server srv
 }
 
-# Every --inject lesson exits 4 (it showed what it teaches) and ends with
-# its verdict on stdout; stderr stays empty.
-want_lesson_shown() {
-	want_rc "$1" 4 || return 1
-	want_out "$1" "^lesson $2: shown \($3\)$" || return 1
-	[ ! -s "$T/$1.err" ] || fail "$1 printed on stderr: $(tail_of "$T/$1.err")"
-}
-
 # want_completion NAME WR_ID WHAT STATUS: NAME printed that completion.
 want_completion() {
 	want_out "$1" "^completion of wr_id $2 \($3\): $4 \(.*\) (after )?[0-9.]+ ms"
