@@ -319,23 +319,26 @@ static int lesson_sq_overflow(struct lesson_conn *v)
 	wrs[queued].next = NULL;
 	t0 = rc_now_ns();
 	ret = ibv_post_send(v->id->qp, &wrs[queued], &bad);
-	printf("after those completions, WR %u posted again: ibv_post_send returned %d\n", queued,
-	       ret);
+	printf("after those completions, WR %u posted again: ibv_post_send returned %d after "
+	       "%.1f us\n",
+	       queued, ret, (double)(rc_now_ns() - t0) / 1e3);
 	if (!ret && (ret = take_sends(v, queued, 1, t0)) > 0)
 		ret = -EIO;
 	free(wrs);
 	if (ret)
 		return ret < 0 ? ret : rc_fail(v->log, EIO, "the WR posted again failed");
-	printf("\nWhat happened: ibv_post_send only queues work requests, and a full send\n"
-	       "queue makes it refuse the rest at once: it returned ENOMEM (\"%s\")\n"
-	       "and set bad_wr to the first WR it did not queue. Nothing was sent for that\n"
-	       "WR and the connection is unharmed: the WRs before it completed with\n"
-	       "IBV_WC_SUCCESS and the QP stayed in RTS. It is not a completion error like\n"
-	       "IBV_WC_RETRY_EXC_ERR, which comes from the CQ later and moves the QP to the\n"
-	       "error state. The queue holds %u here, not the %u that was asked for: a\n"
-	       "driver may round max_send_wr up, and rdma_create_qp's cap (or ibv_query_qp)\n"
-	       "says what you got. A slot is free again once its WR has completed: count\n"
-	       "the WRs in flight and poll completions before posting more.\n\n",
+	printf("\nWhat happened: ibv_post_send only queues work requests. With the send\n"
+	       "queue full it refused the rest at once, waiting for nothing: it returned\n"
+	       "ENOMEM (\"%s\") and set bad_wr to the first WR it did not\n"
+	       "queue. (Each call's time includes ringing the doorbell for what it queued.)\n"
+	       "Nothing was sent for that WR, and the connection is unharmed: the WRs\n"
+	       "before it completed with IBV_WC_SUCCESS and the QP stayed in RTS. It is\n"
+	       "not a completion error like IBV_WC_RETRY_EXC_ERR, which comes from the CQ\n"
+	       "later and moves the QP to the error state. The queue holds %u here, not\n"
+	       "the %u that was asked for: a driver may round max_send_wr up, and\n"
+	       "rdma_create_qp's cap (or ibv_query_qp) says what you got. A slot is free\n"
+	       "again once its WR has completed: count the WRs in flight and poll\n"
+	       "completions before posting more.\n\n",
 	       strerror(ENOMEM), cap, v->max_send_wr);
 	return shown(BASIC_INJECT_SQ_OVERFLOW,
 		     "ENOMEM after %.1f us at WR %u of %u; the %u queued SENDs completed", us, cap,
