@@ -26,13 +26,14 @@
  * it in (each keeps its own objects and its own next_wc). */
 struct lesson_conn {
 	struct rdma_cm_id *id; /* connected: its QP, device and port */
-	uint8_t *buf;	       /* registered (mr): room for one message */
+	uint8_t *buf;	       /* client: registered (mr), room for one message */
 	struct ibv_mr *mr;
 	struct rc_log *log; /* -v trace and the last error */
 	int timeout_ms;
-	unsigned max_send_wr; /* what rdma_create_qp was asked for */
+	unsigned max_send_wr; /* client: what rdma_create_qp was asked for */
 	/* The side's next completion, within timeout_ms: 0, a failed
-	 * completion -EIO, 1 when the peer has left, or a negative errno. */
+	 * completion -EIO, 1 when the client has left (server.c; client.c's
+	 * says -ECONNRESET), or a negative errno. */
 	int (*next_wc)(void *side, struct ibv_wc *wc);
 	void *side;
 };
