@@ -290,7 +290,7 @@ static int serve(struct conn *c)
 	/* No RDMA READ in 01: initiator_depth, responder_resources 0. Our
 	 * rnr_retry_count goes to the client's QP (rdma-common.h). */
 	struct rdma_conn_param p = { .retry_count = RC_RETRY_COUNT,
-				     .rnr_retry_count = lesson_server_rnr_retry(c->ls.lesson) };
+				     .rnr_retry_count = RC_RNR_RETRY_COUNT };
 	uint8_t t = RC_ACK_TIMEOUT;
 	struct rc_cm_info ev;
 	char why[160];
@@ -303,6 +303,7 @@ static int serve(struct conn *c)
 		return rc_fail(&c->log, EPROTO, "rejected: %s", why);
 	}
 	c->slot_len = sizeof(struct rc_hdr) + c->max_payload;
+	p.rnr_retry_count = lesson_server_rnr_retry(c->ls.lesson); /* --inject no-recv: 2 */
 	if (setup(c) || (c->ls.lesson && lesson_server_setup(lesson(c)))) {
 		reject(c->id, &c->log, "server could not set up the connection");
 		return -EIO;
