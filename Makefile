@@ -49,15 +49,18 @@ UNIT_BINS := $(B)/tests/test-common $(B)/tests/test-basic
 UNIT_BINS += $(B)/tests/test-rw
 UNIT_BINS += $(B)/tests/test-xfer
 UNIT_BINS += $(B)/tests/test-xfer-file
+UNIT_BINS += $(B)/tests/test-xfer-src
+UNIT_BINS += $(B)/tests/test-xfer-hash
 UNIT_BINS += $(B)/tests/test-rdma-alone
+UNIT_BINS += $(B)/tests/test-rdma-counters
 UNIT_BINS += $(B)/tests/test-allow
 UNIT_BINS += $(B)/tests/test-auth
 
 BINS := $(foreach e,$(EXAMPLES),$(e)/rdma-server $(e)/rdma-client)
 SRCS := $(wildcard common/*.[ch] $(addsuffix /*.[ch],$(EXAMPLES)) tests/unit/*.c tests/fuzz/*.[ch] \
-		tests/hostile/*.[ch] tests/repro/*.c)
+		tests/hostile/*.[ch] tests/repro/*.c tests/bench-hash.c)
 
-.PHONY: all $(EX01) $(EX02) $(EX03) unit hostile fuzz fuzz-build clean test test-kernels demo transcript check-env format check-format FORCE
+.PHONY: all $(EX01) $(EX02) $(EX03) unit hostile bench-hash fuzz fuzz-build clean test test-kernels demo transcript check-env format check-format FORCE
 all: $(BINS)
 
 $(EX01): $(EX01)/rdma-server $(EX01)/rdma-client
@@ -77,26 +80,30 @@ $(B)/.flags: FORCE
 	@echo '$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(LDLIBS)' | cmp -s - $@ || \
 		echo '$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(LDLIBS)' > $@
 
-# common/: rdma-common.o is RDMA only (what a service copies); the others
-# are the collection's command line, server loop and --json output, and
-# the servers' --allow list.
-RDMA_O   := $(B)/common/rdma-common.o
+# common/: rdma-common.o and rc-counters.o are RDMA only (what a service
+# copies; rdma-common.o needs nothing else, rc-counters.o is the opt-in
+# that reads the port's retransmission counters); the others
+# are the collection's command line, server loop and --json output, the
+# servers' --allow list, and what the lessons of 01 and 02 print about the
+# QP and the kernel.
+RDMA_O   := $(B)/common/rdma-common.o $(B)/common/rc-counters.o
 OPTS_O   := $(B)/common/rc-opts.o $(B)/common/rc-allow.o
 SERVER_O := $(B)/common/rc-server.o
 JSON_O   := $(B)/common/rc-json.o
 REPORT_O := $(B)/common/rc-report.o
+LESSONS_O := $(B)/common/rc-lessons.o
 # 01's command line (01 takes its options from common/).
 OPTS01_O := $(B)/common/rc-opts-basic.o
-COMMON_O := $(RDMA_O) $(OPTS_O) $(SERVER_O) $(JSON_O) $(REPORT_O) $(OPTS01_O)
+COMMON_O := $(RDMA_O) $(OPTS_O) $(SERVER_O) $(JSON_O) $(REPORT_O) $(OPTS01_O) $(LESSONS_O)
 
 # 01 makes its own verbs calls and runs its own server loop: of common/ it
-# links only rdma-common.o (waits, hints, wire header), options and output.
-# lessons.c: the --inject lessons, both sides.
+# links only rdma-common.o (waits, hints, wire header), options, output
+# and rc-lessons.o. lessons.c: the --inject lessons, both sides.
 $(EX01)/rdma-server: $(B)/$(EX01)/server.o $(B)/$(EX01)/basic.o $(B)/$(EX01)/lessons.o $(RDMA_O) \
-		     $(OPTS_O) $(OPTS01_O) $(REPORT_O) $(JSON_O)
+		     $(OPTS_O) $(OPTS01_O) $(REPORT_O) $(JSON_O) $(LESSONS_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(EX01)/rdma-client: $(B)/$(EX01)/client.o $(B)/$(EX01)/basic.o $(B)/$(EX01)/lessons.o $(RDMA_O) \
-		     $(OPTS_O) $(OPTS01_O) $(JSON_O) $(REPORT_O)
+		     $(OPTS_O) $(OPTS01_O) $(JSON_O) $(REPORT_O) $(LESSONS_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # 02: rw.c holds what its client and server share; lessons.c the client's
@@ -107,13 +114,18 @@ $(EX02)/rdma-client: $(B)/$(EX02)/client.o $(B)/$(EX02)/lessons.o $(B)/$(EX02)/r
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # 03: what its client and server share, one file per concern: the wire
-# messages (xfer-msg.c), the command lines (xfer-opts.c), names, checksum
-# and files (xfer-file.c; XXH3 from libxxhash), the disk thread
-# (xfer-disk.c) and the control channel (xfer-ctl.c); auth.c the --secret
-# proof, with libsodium.
+# messages (xfer-msg.c), the command lines (xfer-opts.c), file names
+# (xfer-name.c), the source side, copy or zero-copy (xfer-src.c), the
+# receiving end, its temporary file and commit (xfer-sink.c), the
+# checksums: XXH3-128 from libxxhash, per chunk on --hash-threads threads
+# (xfer-hash.c), the disk thread (xfer-disk.c), the control channel
+# (xfer-ctl.c), the client's progress line (xfer-progress.c) and its
+# result, printed or --json (xfer-report.c);
+# auth.c the --secret proof, with libsodium.
 $(B)/$(EX03)/%.o: CPPFLAGS += -I$(XXHASH_INC) -I$(SODIUM_INC)
 X03_LIBS := -L$(XXHASH_LIB) -L$(SODIUM_LIB) -lxxhash -lsodium
-X03_O    := $(addprefix $(B)/$(EX03)/,xfer-msg.o xfer-opts.o xfer-file.o xfer-disk.o xfer-ctl.o)
+X03_O    := $(addprefix $(B)/$(EX03)/,xfer-msg.o xfer-opts.o xfer-name.o xfer-src.o xfer-sink.o \
+	    xfer-hash.o xfer-disk.o xfer-ctl.o xfer-progress.o xfer-report.o)
 $(EX03)/rdma-server: $(B)/$(EX03)/server.o $(X03_O) $(B)/$(EX03)/auth.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(X03_LIBS) $(LDLIBS)
 $(EX03)/rdma-client: $(B)/$(EX03)/client.o $(X03_O) $(B)/$(EX03)/auth.o $(COMMON_O)
@@ -125,8 +137,14 @@ $(B)/tests/%.o: CPPFLAGS += -I$(CMOCKA_INC) -I$(EX01) -I$(EX02) -I$(EX03) -I$(XX
 			    -I$(SODIUM_INC)
 $(B)/tests/test-common: $(B)/tests/unit/test-common.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
-# rdma-common.c alone, no other common/ file: it must stay RDMA only.
-$(B)/tests/test-rdma-alone: $(B)/tests/unit/test-rdma-alone.o $(RDMA_O)
+# rdma-common.c alone, no other common/ file: it must stay RDMA only and
+# link on its own. The same test file with rc-counters.c, the opt-in.
+$(B)/tests/test-rdma-alone: $(B)/tests/unit/test-rdma-alone.o $(B)/common/rdma-common.o
+	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
+$(B)/tests/unit/test-rdma-counters.o: tests/unit/test-rdma-alone.c $(B)/.flags
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -DRC_TEST_COUNTERS -MMD -MP -c -o $@ $<
+$(B)/tests/test-rdma-counters: $(B)/tests/unit/test-rdma-counters.o $(RDMA_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
 $(B)/tests/test-basic: $(B)/tests/unit/test-basic.o $(B)/$(EX01)/basic.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
@@ -135,6 +153,10 @@ $(B)/tests/test-rw: $(B)/tests/unit/test-rw.o $(B)/$(EX02)/rw.o $(COMMON_O)
 $(B)/tests/test-xfer: $(B)/tests/unit/test-xfer.o $(X03_O) $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -L$(XXHASH_LIB) -o $@ $^ -lcmocka -lxxhash $(LDLIBS)
 $(B)/tests/test-xfer-file: $(B)/tests/unit/test-xfer-file.o $(X03_O) $(COMMON_O)
+	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -L$(XXHASH_LIB) -o $@ $^ -lcmocka -lxxhash $(LDLIBS)
+$(B)/tests/test-xfer-src: $(B)/tests/unit/test-xfer-src.o $(X03_O) $(COMMON_O)
+	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -L$(XXHASH_LIB) -o $@ $^ -lcmocka -lxxhash $(LDLIBS)
+$(B)/tests/test-xfer-hash: $(B)/tests/unit/test-xfer-hash.o $(X03_O) $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -L$(XXHASH_LIB) -o $@ $^ -lcmocka -lxxhash $(LDLIBS)
 $(B)/tests/test-auth: $(B)/tests/unit/test-auth.o $(B)/$(EX03)/auth.o $(X03_O) $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(X03_LIBS) $(LDLIBS)
@@ -152,6 +174,17 @@ $(HOSTILE_O): $(B)/tests/%.o: tests/hostile/%.c $(B)/.flags
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 $(HOSTILE): $(HOSTILE_O) $(B)/$(EX01)/basic.o \
 	    $(B)/$(EX02)/rw.o $(X03_O) $(B)/$(EX03)/auth.o $(COMMON_O)
+	$(CC) $(LDFLAGS) -o $@ $^ $(X03_LIBS) $(LDLIBS)
+
+# The host's side of 03's pipeline, natively, no RDMA (docs/performance.md):
+# memcpy, pread+hash and 03's hash pool over a file in the page cache.
+# Not part of make test: `make bench-hash && build/tests/bench-hash FILE`.
+BENCH_HASH := $(B)/tests/bench-hash
+bench-hash: $(BENCH_HASH)
+$(B)/tests/bench-hash.o: tests/bench-hash.c $(B)/.flags
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+$(BENCH_HASH): $(B)/tests/bench-hash.o $(X03_O) $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(X03_LIBS) $(LDLIBS)
 
 # Fuzzing the wire decoders with libFuzzer (clang). `make fuzz` runs each
@@ -214,12 +247,22 @@ demo:
 
 # Our examples against perftest and rcopy in one run (tools/bench,
 # docs/performance.md). BENCH_REPS=N (default 3), BENCH_QUICK=1 (a short smoke
-# run), BENCH_OUT=docs (publish the run), NODES=2 (two VMs).
-.PHONY: bench
+# run), BENCH_OUT=docs (publish the run), NODES=2 (two VMs), BENCH_KERNEL=6.12|7.
+# Under loss (two VMs only): NODES=2 BENCH_LOSS=1% BENCH_ONLY=loss make bench
+# (03 put/get vs perftest at 03's defaults, netem on both links); BENCH_ONLY=loss02 (or
+# loss02w, loss02r) or loss01 for 02's 4 MiB x 20 and 01's round trips; BENCH_ONLY=losssweep
+# for the chunk x depth sweep under loss. make bench-loss: those parts on each kernel
+# (BENCH_KERNELS, default 6.1 6.12 7; BENCH_PARTS=loss re-measures 03 only), 5
+# repetitions, one boot per part, and a summary (tools/bench-loss --help).
+.PHONY: bench bench-loss
 bench:
 	tools/deps base bench
 	$(MAKE) all
 	tools/bench
+bench-loss:
+	tools/deps base bench vm
+	$(MAKE) all
+	tools/bench-loss
 
 # Soft-RoCE (rdma_rxe) bugs, each shown by a verbs-only reproducer between
 # two VMs (tests/repro/, docs/kernels.md "Soft-RoCE bugs we know"); not part
@@ -229,11 +272,13 @@ bench:
 REPRO_KERNELS = 6.1 6.12 7
 REPRO_ROUNDS  = 5
 REPRO_PASS    = REPRO_ROUNDS REPRO_LOSS REPRO_CASES REPRO_READS REPRO_RESULTS REPRO_OLD03
-.PHONY: repro repro-build repro-rxe-read-send repro-rxe-livelock
+.PHONY: repro repro-build repro-rxe-read-send repro-rxe-livelock reg-mr-probe
 repro: repro-rxe-read-send repro-rxe-livelock
-repro-build: $(B)/tests/rxe-read-send
+repro-build: $(B)/tests/rxe-read-send $(B)/tests/reg-mr-probe
 $(B)/tests/rxe-read-send: $(B)/tests/repro/rxe-read-send.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/tests/reg-mr-probe: $(B)/tests/repro/reg-mr-probe.o
+	$(CC) $(LDFLAGS) -o $@ $^ -libverbs
 repro-rxe-read-send: repro-build
 	tools/deps base
 	$(MAKE) all
@@ -247,6 +292,16 @@ repro-rxe-livelock: repro-build
 	tools/deps base
 	$(MAKE) all
 	REPRO_KERNELS="$(REPRO_KERNELS)" tests/repro/rxe-livelock.sh
+
+# Which shared file mappings each kernel lets ibv_reg_mr register (read-only
+# and read-write, ext4 on a loop device and tmpfs, with and without ODP), and
+# the device's odp_caps: the table in 03's README. One VM per kernel of
+# REPRO_KERNELS; not part of make test or make repro.
+reg-mr-probe: repro-build
+	tools/deps base
+	for k in $(REPRO_KERNELS); do \
+		tools/rdma-env --kernel $$k -t 300 -- tests/repro/reg-mr-probe.sh || exit 1; \
+	done
 
 # Every --inject lesson, with what it shows and why, in the Soft-RoCE environment: one PASS/FAIL
 # line per lesson (tools/lessons; the lessons are listed there).

@@ -37,16 +37,14 @@ void basic_hello_pack(uint8_t buf[BASIC_HELLO_LEN], uint32_t max_payload, uint8_
 int basic_hello_unpack(const void *priv, size_t len, uint32_t *max_payload, uint8_t *lesson,
 		       char *err, size_t errlen);
 
-/* DATA or REPLY into buf (at least 16 + len bytes); returns bytes used. */
-size_t basic_msg_pack(void *buf, uint8_t type, uint32_t seq, const void *payload, uint32_t len);
+/* DATA seq into buf (at least 16 + len bytes): the len bytes of text, or
+ * with text NULL the printable test pattern for seq. Returns bytes used. */
+size_t basic_data_pack(void *buf, uint32_t seq, const void *text, uint32_t len);
 /*
  * Validate a received DATA/REPLY of byte_len bytes (from wc.byte_len):
  * header, the expected type and seq, and payload <= max_payload.
  */
 int basic_msg_unpack(const void *buf, size_t byte_len, uint8_t want_type, uint32_t want_seq,
 		     uint32_t max_payload, struct rc_msg *m, char *err, size_t errlen);
-
-/* Fill len bytes with the printable test pattern for message seq. */
-void basic_fill_pattern(uint8_t *p, uint32_t len, uint32_t seq);
 
 #endif /* BASIC_H */

@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * 01 rdma-client: every librdmacm and ibverbs call of the client's life,
- * top to bottom in the order of sequence.txt: resolve the server's address
- * and route; PD, CQ, QP and registered buffer; the receive for the first
- * reply posted *before* connecting; connect; per message, SEND and wait
- * for its completion and the validated reply; disconnect; release it all.
+ * in the order of sequence.txt: resolve address and route; PD, CQ, QP and
+ * buffer; the first reply's receive posted *before* connecting; connect;
+ * per message, SEND and wait for it and the validated reply; disconnect.
  *
- * server.c repeats some of these steps: intended, each file is a lesson on
- * its own. 02 and 03 leave the calls to common/rdma-common.c (rc_create_qp,
- * rc_post_*, ...); 01 makes them itself, and from common/ takes only
- * options, the wire header, error hints, the bounded waits and output.
+ * server.c repeats some steps, and 02/03 leave them to common/rdma-common.c:
+ * intended (each file a lesson of its own). From common/: options, wire header,
+ * error hints, the bounded waits and output.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -48,10 +46,8 @@ static int resolve(struct client *cl)
 {
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
 	int ret, err, tmo = cl->opt.rc.timeout_ms;
-	struct rc_cm_info ev;
 
-	/* Each CM step's outcome comes as an event on this channel; it is
-	 * non-blocking: we wait only in poll(), with a timeout. */
+	/* Each CM step's outcome arrives here; non-blocking: we wait in poll(). */
 	cl->cm_ch = rdma_create_event_channel();
 	if (!cl->cm_ch || fcntl(cl->cm_ch->fd, F_SETFL, O_NONBLOCK))
 		return rc_fail_call(&cl->log, "rdma_create_event_channel", errno, NULL);
@@ -59,8 +55,7 @@ static int resolve(struct client *cl)
 	if (rdma_create_id(cl->cm_ch, &cl->id, cl, RDMA_PS_TCP))
 		return rc_fail_call(&cl->log, "rdma_create_id", errno, NULL);
 	/* Takes IPv4 and IPv6 addresses and host names alike. */
-	ret = rdma_getaddrinfo(cl->opt.server, cl->opt.rc.port, &hints, &res);
-	if (ret)
+	if ((ret = rdma_getaddrinfo(cl->opt.server, cl->opt.rc.port, &hints, &res)))
 		return rc_fail(&cl->log, ret == -1 ? errno : EHOSTUNREACH,
 			       "cannot resolve '%s' port %s: %s; hint: use the IP address of the "
 			       "server's RDMA netdev",
@@ -75,14 +70,14 @@ static int resolve(struct client *cl)
 		return rc_fail(&cl->log, err, "rdma_resolve_addr(%s): %s; hint: %s", cl->peer,
 			       strerror(err), rc_call_hint("rdma_resolve_addr", err));
 	ret = rc_wait_cm_event(cl->cm_ch, RDMA_CM_EVENT_ADDR_RESOLVED, tmo, -1,
-			       "resolving the address", &cl->log, &ev);
+			       "resolving the address", &cl->log, NULL);
 	if (ret)
 		return ret;
 	/* The path to the server: for RoCE, the GID and the next hop's MAC. */
 	if (rdma_resolve_route(cl->id, tmo))
 		return rc_fail_call(&cl->log, "rdma_resolve_route", errno, NULL);
 	return rc_wait_cm_event(cl->cm_ch, RDMA_CM_EVENT_ROUTE_RESOLVED, tmo, -1,
-				"resolving the route", &cl->log, &ev);
+				"resolving the route", &cl->log, NULL);
 }
 
 /* Post the receive for the next reply, into the second half of buf. */
@@ -95,13 +90,11 @@ static int post_recv(struct client *cl)
 
 	rc_trace(&cl->log, "post RECV wr_id=%d len=%zu", WR_RECV, cl->msg_len);
 	/* Queued at once; it completes when a message has landed in it. */
-	if ((ret = ibv_post_recv(cl->id->qp, &wr, &bad)))
-		return rc_fail_call(&cl->log, "ibv_post_recv", ret, NULL);
-	return 0;
+	ret = ibv_post_recv(cl->id->qp, &wr, &bad);
+	return ret ? rc_fail_call(&cl->log, "ibv_post_recv", ret, NULL) : 0;
 }
 
-/* 2-4. PD, CQ, QP and buffer on the device the CM found; the receive for
- * the first reply *before* connecting: ready however fast the server is. */
+/* 2-4. PD, CQ, QP, buffer; the reply's receive before connecting, however fast the server. */
 static int setup(struct client *cl)
 {
 	struct ibv_qp_init_attr attr = {
@@ -133,8 +126,7 @@ static int setup(struct client *cl)
 		return rc_fail_call(&cl->log, "rdma_create_qp", errno, NULL);
 	rc_trace(&cl->log, "created RC QP %u on %s, CQ of %d", cl->id->qp->qp_num,
 		 ibv_get_device_name(dev->device), cl->cq->cqe);
-	/* Pins the pages and gives the NIC their lkey. It writes the reply
-	 * (LOCAL_WRITE), reads what we SEND (no flag); no REMOTE_*: no peer. */
+	/* Pins buf, gives it an lkey; the NIC writes the reply: LOCAL_WRITE, no REMOTE_*. */
 	cl->mr = ibv_reg_mr(cl->pd, cl->buf, 2 * cl->msg_len, IBV_ACCESS_LOCAL_WRITE);
 	if (!cl->mr)
 		return rc_fail_call(&cl->log, "ibv_reg_mr", errno, NULL);
@@ -143,22 +135,20 @@ static int setup(struct client *cl)
 	return post_recv(cl);
 }
 
-/* 5. Connect. HELLO, in the private data, tells the server how large our
- * messages are, so that it can post receives that fit. */
+/* 5. Connect; HELLO says how large our messages are: the server's receives fit. */
 static int connect_server(struct client *cl)
 {
-	uint8_t hello[BASIC_HELLO_LEN], t = RC_ACK_TIMEOUT;
+	uint8_t hello[BASIC_HELLO_LEN], t = (uint8_t)cl->opt.rc.ack_timeout;
 	/* No RDMA READ in 01: initiator_depth, responder_resources 0. Finite
-	 * retries fail a WR instead of hanging (rdma-common.h). */
+	 * retries fail a WR instead of hanging; the server's QP takes ours too. */
 	struct rdma_conn_param p = { .private_data = hello,
 				     .private_data_len = sizeof(hello),
-				     .retry_count = RC_RETRY_COUNT,
+				     .retry_count = (uint8_t)cl->opt.rc.retry_count,
 				     .rnr_retry_count = RC_RNR_RETRY_COUNT };
-	struct rc_cm_info ev;
 	int ret;
 
 	basic_hello_pack(hello, cl->opt.size, (uint8_t)cl->opt.inject);
-	/* Resend after 4.096 us x 2^16 = 268 ms without an ACK (set at RTS). */
+	/* Resend after 4.096 us x 2^t without an ACK (--ack-timeout; at RTS). */
 	if (rdma_set_option(cl->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t)))
 		return rc_fail_call(&cl->log, "rdma_set_option(ACK_TIMEOUT)", errno, NULL);
 	rc_trace(&cl->log, "rdma_connect to %s", cl->peer);
@@ -166,22 +156,20 @@ static int connect_server(struct client *cl)
 	if (rdma_connect(cl->id, &p))
 		return rc_fail_call(&cl->log, "rdma_connect", errno, NULL);
 	ret = rc_wait_cm_event(cl->cm_ch, RDMA_CM_EVENT_ESTABLISHED, cl->opt.rc.timeout_ms, -1,
-			       "connecting", &cl->log, &ev);
-	if (ret)
-		return ret;
-	cl->established = true;
+			       "connecting", &cl->log, NULL);
+	cl->established = !ret;
 	/* -v: the retry settings the CM gave the QP on its way to RTS. */
 	rc_trace_retry(&cl->log, cl->id->qp);
-	return 0;
+	return ret;
 }
 
-/* The next completion, within --timeout: poll the CQ; when it is empty,
- * sleep on the completion channel (--poll event) or spin (--poll busy). */
-static int next_wc(struct client *cl, struct ibv_wc *wc)
+/* The next completion within --timeout: poll; if none, sleep (--poll event) or spin.
+ * (void *: --inject's lessons take our completions through it too.) */
+static int next_wc(void *arg, struct ibv_wc *wc)
 {
+	struct client *cl = arg;
 	struct ibv_comp_channel *ch = cl->opt.rc.busy_poll ? NULL : cl->comp_ch;
 	struct rc_cq_wait w = { 0 };
-	struct rc_cm_info ev;
 	bool armed = false;
 	struct ibv_cq *cq;
 	void *ctx;
@@ -192,7 +180,8 @@ static int next_wc(struct client *cl, struct ibv_wc *wc)
 		n = ibv_poll_cq(cl->cq, 1, wc);
 		if (n)
 			return n > 0 ? rc_wc_check(&cl->log, wc)
-				     : rc_fail(&cl->log, EIO, "ibv_poll_cq failed (%d)", n);
+				     : rc_fail(&cl->log, EIO, "ibv_poll_cq failed (%d); hint: %s",
+					       n, rc_call_hint("ibv_poll_cq", EIO));
 		if (ch && !armed) {
 			/* Ask for an event, then poll once more: one may have come first. */
 			if (ibv_req_notify_cq(cl->cq, 0))
@@ -200,14 +189,10 @@ static int next_wc(struct client *cl, struct ibv_wc *wc)
 			armed = true;
 			continue;
 		}
-		/* Bounded; the CM's fd too: a server that leaves ends the wait. */
-		n = rc_wait_cq(&w, ch, &cl->cm_ch->fd, 1, cl->opt.rc.timeout_ms, &cl->log);
-		if (n == 1 && !rc_wait_cm_event(cl->cm_ch, RDMA_CM_EVENT_DISCONNECTED, 0, -1,
-						"waiting for a reply", &cl->log, &ev))
-			return rc_fail(&cl->log, ECONNRESET, "the server disconnected; hint: %s",
-				       rc_cm_event_hint(RDMA_CM_EVENT_DISCONNECTED, 0));
-		if (n) /* a failed wait, or a CM event other than DISCONNECTED */
-			return n < 0 ? n : -EIO;
+		/* Bounded; the CM's fd too: a server that leaves ends the wait (-ECONNRESET). */
+		if ((n = rc_wait_cq_cm(&w, ch, cl->cm_ch, -1, cl->opt.rc.timeout_ms,
+				       "waiting for a reply", &cl->log)))
+			return n;
 		if (ch && ibv_get_cq_event(ch, &cq, &ctx) == 0) {
 			/* Acknowledged: ibv_destroy_cq waits for every event. */
 			ibv_ack_cq_events(cq, 1);
@@ -234,13 +219,8 @@ static int round_trip(struct client *cl, uint32_t seq, uint64_t *rtt_ticks)
 	char why[160];
 	int ret;
 
-	/* DATA: the payload in place, then the header; it stays in buf until
-	 * the reply, which must equal it, has arrived. */
-	if (cl->opt.text)
-		memcpy(cl->buf + sizeof(struct rc_hdr), cl->opt.text, size);
-	else
-		basic_fill_pattern(cl->buf + sizeof(struct rc_hdr), size, seq);
-	rc_hdr_pack(cl->buf, BASIC_T_DATA, size, seq);
+	/* DATA, in buf until the reply, which must equal it, has arrived. */
+	basic_data_pack(cl->buf, seq, cl->opt.text, size);
 	rc_trace(&cl->log, "post SEND wr_id=%d len=%u signaled", WR_SEND, len);
 	t0 = rc_ticks();
 	/* Queued for the NIC; whether it worked arrives as a completion. */
@@ -282,13 +262,11 @@ static int exchange(struct client *cl)
 	rc_lat_start(&cl->lat);
 	for (i = 0; i < n && !(ret = round_trip(cl, (uint32_t)i, &cl->lat.samples[i])); i++) {
 		cl->lat.n = i + 1;
-		if (cl->opt.json)
-			continue; /* the results come as JSON at the end */
-		if (i < 3 || i == n - 1) {
-			/* = the reply (verified) */
+		/* What we sent = the reply (verified); --json: the results come at the end. */
+		if (!cl->opt.json && (i < 3 || i == n - 1)) {
 			rc_quote(q, sizeof(q), cl->buf + sizeof(struct rc_hdr), cl->opt.size, 64);
 			printf("reply %" PRIu64 ": '%s' (%u bytes)\n", i, q, cl->opt.size);
-		} else if (i == 3) {
+		} else if (!cl->opt.json && i == 3) {
 			printf("...\n");
 		}
 	}
@@ -301,41 +279,19 @@ static int exchange(struct client *cl)
 	return 0;
 }
 
-/* --inject: a lesson instead of the messages (lessons.c), on our objects. */
-static int next_wc_of(void *cl, struct ibv_wc *wc)
-{
-	return next_wc(cl, wc);
-}
-static int lesson(struct client *cl)
-{
-	struct lesson_conn v = { .id = cl->id,
-				 .buf = cl->buf,
-				 .mr = cl->mr,
-				 .log = &cl->log,
-				 .timeout_ms = cl->opt.rc.timeout_ms,
-				 .max_send_wr = QP_WRS,
-				 .next_wc = next_wc_of,
-				 .side = cl };
-
-	return lesson_client_run(&v, cl->opt.inject, cl->opt.size);
-}
-
 /* 8. Goodbye: the server sees DISCONNECTED, then so do we. */
 static int disconnect(struct client *cl)
 {
-	struct rc_cm_info ev;
-
 	rc_trace(&cl->log, "rdma_disconnect");
 	cl->established = false;
 	/* Sends the CM's DREQ and moves our QP to the error state. */
 	if (rdma_disconnect(cl->id))
 		return rc_fail_call(&cl->log, "rdma_disconnect", errno, NULL);
 	return rc_wait_cm_event(cl->cm_ch, RDMA_CM_EVENT_DISCONNECTED, cl->opt.rc.timeout_ms, -1,
-				"disconnecting", &cl->log, &ev);
+				"disconnecting", &cl->log, NULL);
 }
 
-/* 9. Release everything in reverse order of creation (any part may be
- * missing after a failure). */
+/* 9. Release everything in reverse order (after a failure, parts may be missing). */
 static void teardown(struct client *cl)
 {
 	if (cl->established)
@@ -358,17 +314,6 @@ static void teardown(struct client *cl)
 	free(cl->lat.samples);
 }
 
-/* --json: what was asked and what happened, as one object (rc-report.c). */
-static void print_json(struct client *cl, int code, const char *error)
-{
-	struct rc_run r = { "rdma-client",   "01_basic-client-server",
-			    "sendrecv",	     cl->opt.server,
-			    cl->opt.rc.port, cl->opt.count,
-			    cl->opt.size,    &cl->lat };
-
-	rc_run_json(&r, code, error);
-}
-
 int main(int argc, char **argv)
 {
 	struct client cl = { 0 };
@@ -376,14 +321,10 @@ int main(int argc, char **argv)
 	int ret, code = RC_EXIT_FAIL;
 
 	ret = basic_parse_client(argc, argv, &cl.opt, err, sizeof(err));
-	if (ret) {
-		if (ret < 0) {
-			fprintf(stderr, "rdma-client: %s (try --help)\n", err);
-			if (rc_json_wanted(argc, argv))
-				print_json(&cl, RC_EXIT_USAGE, err);
-		}
-		return ret > 0 ? RC_EXIT_OK : RC_EXIT_USAGE;
-	}
+	if (ret < 0)
+		return rc_run_usage_error("rdma-client", "01_basic-client-server", argc, argv, err);
+	if (ret > 0)
+		return RC_EXIT_OK; /* --help */
 	/* Line-buffered even into a pipe: scripts watch our progress. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	rc_log_init(&cl.log, "client", cl.opt.rc.verbose);
@@ -396,12 +337,20 @@ int main(int argc, char **argv)
 		code = ret ? RC_EXIT_FAIL : RC_EXIT_NOCONN;
 	else if (!cl.opt.json)
 		printf("connected to %s\n", cl.peer);
-	if (cl.established && !(cl.opt.inject ? lesson(&cl) : exchange(&cl)) && !disconnect(&cl))
+	/* --inject: a lesson (lessons.c) on our objects instead of the messages. */
+	if (cl.established &&
+	    !(cl.opt.inject
+		      ? lesson_client_run(&cl.opt, QP_WRS, cl.id, cl.mr, &cl.log, next_wc, &cl)
+		      : exchange(&cl)) &&
+	    !disconnect(&cl))
 		code = cl.opt.inject ? BASIC_EXIT_LESSON : RC_EXIT_OK;
 	if (code != RC_EXIT_OK && code != BASIC_EXIT_LESSON)
 		fprintf(stderr, "rdma-client: %s\n", cl.log.err);
-	if (cl.opt.json)
-		print_json(&cl, code, code == RC_EXIT_OK ? NULL : cl.log.err);
+	if (cl.opt.json) /* what was asked and what happened, one object (rc-report.c) */
+		rc_run_json(&(struct rc_run){ "rdma-client", "01_basic-client-server", "sendrecv",
+					      cl.opt.server, cl.opt.rc.port, cl.opt.count,
+					      cl.opt.size, &cl.lat },
+			    code, code == RC_EXIT_OK ? NULL : cl.log.err);
 	teardown(&cl);
 	return code;
 }

@@ -7,10 +7,12 @@
  * not what it expected: where a kernel or NIC behaves otherwise, the
  * output says so, and the lesson exits 1 instead of BASIC_EXIT_LESSON (4).
  *
- * Like the rest of 01, these call the verbs themselves.
+ * Like the rest of 01, these call the verbs themselves; the names they
+ * print and the QP's state come from common/rc-lessons.c, as in 02's.
  */
 #define _GNU_SOURCE
 #include "lessons.h"
+#include "rc-lessons.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -18,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 
 #define WR_LESSON 1 /* the lesson's SEND; sq-overflow: WR_LESSON + i */
 
@@ -55,30 +56,6 @@ static int read_counter(const struct lesson_conn *v, const char *name, uint64_t 
 	ok = fscanf(f, "%" SCNu64, val) == 1;
 	fclose(f);
 	return ok;
-}
-
-static const char *kernel_release(void)
-{
-	static struct utsname u;
-
-	return uname(&u) ? "(unknown)" : u.release;
-}
-
-static enum ibv_qp_state qp_state(struct lesson_conn *v)
-{
-	struct ibv_qp_init_attr init;
-	struct ibv_qp_attr a;
-
-	if (ibv_query_qp(v->id->qp, &a, IBV_QP_STATE, &init))
-		return IBV_QPS_UNKNOWN;
-	return a.qp_state;
-}
-
-static const char *state_name(enum ibv_qp_state st)
-{
-	return st == IBV_QPS_RTS   ? "RTS (ready to send)"
-	       : st == IBV_QPS_ERR ? "ERR (error)"
-				   : "other";
 }
 
 /* It showed what it teaches: the verdict on stdout; 0 for main. */
@@ -127,6 +104,7 @@ static void counters_print(struct lesson_conn *v, struct rnr_counters *c, unsign
 static int watch_send(struct lesson_conn *v, uint64_t t0, int *send_status, double *send_ms)
 {
 	bool recv_seen = false;
+	char kernel[65];
 	struct ibv_wc wc;
 	double ms;
 	int ret;
@@ -137,11 +115,9 @@ static int watch_send(struct lesson_conn *v, uint64_t t0, int *send_status, doub
 		if (ret == -ETIMEDOUT && *send_status >= 0) {
 			printf("our receive for the reply was not flushed within %d ms (Linux "
 			       "%s)\n",
-			       v->timeout_ms, kernel_release());
+			       v->timeout_ms, rc_kernel_release(kernel, sizeof(kernel)));
 			return 0;
 		}
-		if (ret > 0)
-			return rc_fail(v->log, ECONNRESET, "the server disconnected first");
 		if (ret && ret != -EIO)
 			return ret; /* no completion at all within --timeout */
 		ms = (double)(rc_now_ns() - t0) / 1e6;
@@ -190,8 +166,7 @@ static int lesson_no_recv(struct lesson_conn *v, uint32_t size)
 	       a.rnr_retry, len, v->timeout_ms);
 	for (i = 0; i < n; i++)
 		c[i].have = read_counter(v, c[i].name, &c[i].before);
-	basic_fill_pattern(v->buf + sizeof(struct rc_hdr), size, 0);
-	rc_hdr_pack(v->buf, BASIC_T_DATA, size, 0);
+	basic_data_pack(v->buf, 0, NULL, size);
 	t0 = rc_now_ns();
 	/* The lesson: the server has no receive for this. */
 	ret = ibv_post_send(v->id->qp, &wr, &bad);
@@ -200,8 +175,8 @@ static int lesson_no_recv(struct lesson_conn *v, uint32_t size)
 	ret = watch_send(v, t0, &status, &ms);
 	if (ret)
 		return ret;
-	st = qp_state(v);
-	printf("our QP is now in state %s\n", state_name(st));
+	st = rc_qp_state(v->id->qp);
+	printf("our QP is now in state %s\n", rc_qp_state_name(st));
 	counters_print(v, c, n);
 	if (status != IBV_WC_RNR_RETRY_EXC_ERR)
 		return rc_fail(v->log, EPROTO,
@@ -243,8 +218,6 @@ static int take_sends(struct lesson_conn *v, unsigned first, unsigned n, uint64_
 
 	while (left) {
 		ret = v->next_wc(v->side, &wc);
-		if (ret > 0)
-			return rc_fail(v->log, ECONNRESET, "the server disconnected first");
 		if (ret && ret != -EIO)
 			return ret;
 		printf("completion of wr_id %" PRIu64 ": %s after %.3f ms\n", wc.wr_id,
@@ -306,7 +279,7 @@ static int lesson_sq_overflow(struct lesson_conn *v)
 		free(wrs);
 		return failed;
 	}
-	printf("our QP is in state %s\n", state_name(qp_state(v)));
+	printf("our QP is in state %s\n", rc_qp_state_name(rc_qp_state(v->id->qp)));
 	if (ret != ENOMEM || queued != cap || failed) {
 		free(wrs);
 		return rc_fail(v->log, EPROTO,
@@ -345,12 +318,22 @@ static int lesson_sq_overflow(struct lesson_conn *v)
 		     n, cap);
 }
 
-int lesson_client_run(struct lesson_conn *v, unsigned lesson, uint32_t size)
+int lesson_client_run(const struct client_opts *o, unsigned max_send_wr, struct rdma_cm_id *id,
+		      struct ibv_mr *mr, struct rc_log *log, lesson_next_wc_fn *next_wc, void *side)
 {
-	switch (lesson) {
-	case BASIC_INJECT_NO_RECV: return lesson_no_recv(v, size);
-	case BASIC_INJECT_SQ_OVERFLOW: return lesson_sq_overflow(v);
-	default: return rc_fail(v->log, EINVAL, "no lesson %u", lesson);
+	struct lesson_conn v = { .id = id,
+				 .buf = mr->addr,
+				 .mr = mr,
+				 .log = log,
+				 .timeout_ms = o->rc.timeout_ms,
+				 .max_send_wr = max_send_wr,
+				 .next_wc = next_wc,
+				 .side = side };
+
+	switch (o->inject) {
+	case BASIC_INJECT_NO_RECV: return lesson_no_recv(&v, o->size);
+	case BASIC_INJECT_SQ_OVERFLOW: return lesson_sq_overflow(&v);
+	default: return rc_fail(log, EINVAL, "no lesson %u", o->inject);
 	}
 }
 
@@ -372,13 +355,16 @@ static int post_empty_recv(struct lesson_conn *v)
 	return ret ? rc_fail_call(v->log, "ibv_post_recv", ret, NULL) : 0;
 }
 
-int lesson_server_setup(struct lesson_server *ls)
+int lesson_server_setup(struct lesson_server *ls, struct rdma_cm_id *id, struct rc_log *log,
+			const char *peer)
 {
 	struct lesson_conn *v = &ls->v;
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr a;
 	unsigned i;
 
+	*v = (struct lesson_conn){ .id = id, .log = log };
+	ls->peer = peer;
 	if (ls->lesson == BASIC_INJECT_NO_RECV) {
 		/* The lesson: no receive before accepting (nor after). */
 		ls->have_rnr = read_counter(v, "send_rnr_err", &ls->rnr_sent0);
@@ -413,7 +399,7 @@ static int server_no_recv(struct lesson_server *ls)
 	if (ret == 0 || ret == -EIO)
 		return rc_fail(v->log, EPROTO,
 			       "lesson no-recv: a completion with no receive posted");
-	if (ret < 0)
+	if (ret != -ECONNRESET) /* else the client has left */
 		return ret;
 	if (ls->have_rnr && read_counter(v, "send_rnr_err", &now))
 		printf("lesson no-recv for %s: the client left; send_rnr_err of %s port %u rose by "
@@ -446,14 +432,16 @@ static int server_sq_overflow(struct lesson_server *ls)
 		if (post_empty_recv(v))
 			return -EIO;
 	}
-	if (ret < 0)
+	if (ret != -ECONNRESET) /* else the client has left */
 		return ret;
 	printf("lesson sq-overflow for %s: the client left after %u empty SENDs\n", ls->peer,
 	       ls->took);
 	return 0;
 }
 
-int lesson_server_run(struct lesson_server *ls)
+int lesson_server_run(struct lesson_server *ls, lesson_next_wc_fn *next_wc, void *side)
 {
+	ls->v.next_wc = next_wc;
+	ls->v.side = side;
 	return ls->lesson == BASIC_INJECT_NO_RECV ? server_no_recv(ls) : server_sq_overflow(ls);
 }

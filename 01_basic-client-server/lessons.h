@@ -22,25 +22,30 @@
  * retries instead of RC_RNR_RETRY_COUNT. */
 #define LESSON_RNR_RETRY 2
 
-/* What a lesson uses of client.c's or server.c's connection: they fill
- * it in (each keeps its own objects and its own next_wc). */
+/* The side's next completion, within --timeout: 0, a failed completion
+ * -EIO, -ECONNRESET when the peer has left, or another negative errno. */
+typedef int lesson_next_wc_fn(void *side, struct ibv_wc *wc);
+
+/* What a lesson uses of client.c's or server.c's connection (each keeps
+ * its own objects and its own next_wc). */
 struct lesson_conn {
 	struct rdma_cm_id *id; /* connected: its QP, device and port */
 	uint8_t *buf;	       /* client: registered (mr), room for one message */
 	struct ibv_mr *mr;
-	struct rc_log *log; /* -v trace and the last error */
-	int timeout_ms;
+	struct rc_log *log;   /* -v trace and the last error */
+	int timeout_ms;	      /* client: --timeout */
 	unsigned max_send_wr; /* client: what rdma_create_qp was asked for */
-	/* The side's next completion, within timeout_ms: 0, a failed
-	 * completion -EIO, 1 when the client has left (server.c; client.c's
-	 * says -ECONNRESET), or a negative errno. */
-	int (*next_wc)(void *side, struct ibv_wc *wc);
+	lesson_next_wc_fn *next_wc;
 	void *side;
 };
 
-/* Client: run lesson after connecting. 0 when it showed what it teaches,
- * else a negative errno with log->err set. */
-int lesson_client_run(struct lesson_conn *v, unsigned lesson, uint32_t size);
+/* Client: after connecting, run the lesson o->inject on id's QP, with mr
+ * (room for one message of o->size bytes) and max_send_wr, what
+ * rdma_create_qp was asked for. 0 when it showed what it teaches, else a
+ * negative errno with log->err set. */
+int lesson_client_run(const struct client_opts *o, unsigned max_send_wr, struct rdma_cm_id *id,
+		      struct ibv_mr *mr, struct rc_log *log, lesson_next_wc_fn *next_wc,
+		      void *side);
 
 /* The server's side of one lesson client. */
 struct lesson_server {
@@ -55,12 +60,13 @@ struct lesson_server {
 
 /* The rnr_retry_count to accept a client running lesson with. */
 uint8_t lesson_server_rnr_retry(unsigned lesson);
-/* Before rdma_accept (ls->v, ls->lesson and ls->peer set): post what the
- * lesson wants posted (no-recv: nothing; sq-overflow: empty receives).
- * 0 or a negative errno. */
-int lesson_server_setup(struct lesson_server *ls);
+/* Before rdma_accept, on the connection's id with its QP (ls->lesson set
+ * from the HELLO): post what the lesson wants posted (no-recv: nothing;
+ * sq-overflow: empty receives). 0 or a negative errno with log->err. */
+int lesson_server_setup(struct lesson_server *ls, struct rdma_cm_id *id, struct rc_log *log,
+			const char *peer);
 /* After ESTABLISHED: the lesson's part, until the client disconnects.
  * 0, or a negative errno with log->err set. */
-int lesson_server_run(struct lesson_server *ls);
+int lesson_server_run(struct lesson_server *ls, lesson_next_wc_fn *next_wc, void *side);
 
 #endif /* BASIC_LESSONS_H */

@@ -1,18 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * 01 rdma-server: every librdmacm and ibverbs call of the server's life,
- * in the order of sequence.txt: listen; at each CONNECT_REQUEST, the new id
- * gets its own event channel and thread, which reads the client's HELLO,
- * creates the PD, CQ, QP and receive slots and posts the receives *before*
- * accepting; then SENDs each validated message back from the slot it came
- * in; at DISCONNECTED, releases it all. A thread and resources per client:
- * one cannot stall another. main(), at the end, runs the listener.
+ * in the order of sequence.txt: listen; each CONNECT_REQUEST's new id gets
+ * its own event channel and thread (one client cannot stall another),
+ * which reads the HELLO, creates PD, CQ, QP and receive slots, posts the
+ * receives *before* accepting, SENDs each validated message back from its
+ * slot and, at DISCONNECTED, releases it all. main(), at the end, listens.
  *
- * client.c repeats some of these steps: intended, each file is a lesson on
- * its own. 02 and 03 leave the calls, the listener and the threads to
- * common/ (rc_serve, rc_create_qp, rc_accept, ...); 01 makes them itself,
- * and from common/ takes only options, the wire header, error hints, the
- * bounded waits, --allow and output.
+ * client.c repeats some steps, and 02/03 leave them, the listener and the
+ * threads to common/ (rc_serve, rc_create_qp, ...): intended (each file a lesson
+ * of its own). From common/: options, wire header, error hints, bounded waits,
+ * --allow and output.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,9 +30,9 @@
 #include "lessons.h"
 #include "rc-report.h"
 
-/* Two receive slots: the message being answered (its reply is sent from
- * it) and the next one's; a slot is posted again once its SEND completed. */
-#define RECV_DEPTH 2
+/* Receive slots, each reposted once the reply sent from it is ACKed: with two,
+ * one lost ACK left the next message no receive (an RNR NAK: 655 ms). */
+#define RECV_DEPTH 3
 #define WR_SEND	   1000 /* receives: wr_id = slot; replies: WR_SEND + slot */
 
 struct server {
@@ -76,8 +74,7 @@ static int listen_on(struct server *s)
 	char name[80];
 	int ret, err;
 
-	/* Connect requests come as events on this channel; it is
-	 * non-blocking: we wait only in poll(). */
+	/* Connect requests arrive here; non-blocking: we wait only in poll(). */
 	s->cm_ch = rdma_create_event_channel();
 	if (!s->cm_ch || fcntl(s->cm_ch->fd, F_SETFL, O_NONBLOCK))
 		return rc_fail_call(&s->log, "rdma_create_event_channel", errno, NULL);
@@ -85,10 +82,11 @@ static int listen_on(struct server *s)
 	if (rdma_create_id(s->cm_ch, &s->id, s, RDMA_PS_TCP))
 		return rc_fail_call(&s->log, "rdma_create_id", errno, NULL);
 	/* A plain IPv4/IPv6 address: the RDMA netdev's, or "any". */
-	ret = rdma_getaddrinfo(addr, s->opt.rc.port, &hints, &res);
-	if (ret)
+	if ((ret = rdma_getaddrinfo(addr, s->opt.rc.port, &hints, &res)))
 		return rc_fail(&s->log, ret == -1 ? errno : EINVAL,
-			       "cannot use address '%s' port %s: %s", addr, s->opt.rc.port,
+			       "cannot use address '%s' port %s: %s; hint: -b takes an IP address "
+			       "of this host's RDMA netdev, or leave it out",
+			       addr, s->opt.rc.port,
 			       ret == -1 ? strerror(errno) : gai_strerror(ret));
 	/* Claims the address and port (port 0: any free one). */
 	ret = rdma_bind_addr(s->id, res->ai_src_addr);
@@ -106,12 +104,13 @@ static int listen_on(struct server *s)
 	return 0;
 }
 
-/* Refuse a connect request: rdma_reject with a REJECT{reason} in the
- * private data (rc_reject_id packs it), which the client prints. */
+/* Refuse a connect request: the CM's REJ carries a REJECT{reason}, which the client prints. */
 static void reject(struct rdma_cm_id *id, struct rc_log *log, const char *reason)
 {
+	uint8_t priv[RC_REJECT_MAX];
+
 	rc_trace(log, "rdma_reject: %s", reason);
-	if (rc_reject_id(id, reason))
+	if (rdma_reject(id, priv, rc_reject_pack(priv, reason)))
 		fprintf(stderr, "server: rdma_reject: %s; hint: the client will time out\n",
 			strerror(errno));
 }
@@ -126,18 +125,19 @@ static int post_recv(struct conn *c, uint64_t i)
 
 	rc_trace(&c->log, "post RECV wr_id=%" PRIu64 " len=%zu", i, c->slot_len);
 	/* Queued at once; it completes when a message has landed in it. */
-	if ((ret = ibv_post_recv(c->id->qp, &wr, &bad)))
-		return rc_fail_call(&c->log, "ibv_post_recv", ret, NULL);
-	return 0;
+	ret = ibv_post_recv(c->id->qp, &wr, &bad);
+	return ret ? rc_fail_call(&c->log, "ibv_post_recv", ret, NULL) : 0;
 }
 
-/* 3. PD, CQ, QP and slots on the new id's device; every receive posted
- * before rdma_accept: a SEND that found none would get RNR NAKs. */
+/* 3. PD, CQ, QP, slots; receives before rdma_accept, or a SEND gets RNR NAKs. */
 static int setup(struct conn *c)
 {
 	struct ibv_qp_init_attr attr = {
-		/* Two replies in flight at most; a receive per slot. */
-		.cap = { .max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1, .max_recv_sge = 1 },
+		/* A reply in flight per slot at most; a receive per slot. */
+		.cap = { .max_send_wr = RECV_DEPTH,
+			 .max_recv_wr = RECV_DEPTH,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
 		.qp_type = IBV_QPT_RC, /* reliable connected: acknowledged, in order */
 		.sq_sig_all = 0,       /* each send says whether it wants a completion */
 	};
@@ -164,36 +164,39 @@ static int setup(struct conn *c)
 	c->buf = calloc(RECV_DEPTH, c->slot_len);
 	if (!c->buf)
 		return rc_fail(&c->log, ENOMEM, "out of memory");
-	/* Pins the pages and gives the NIC their lkey. It writes what arrives
-	 * (LOCAL_WRITE), reads the replies (no flag); no REMOTE_*: no peer. */
+	/* Pins the slots, gives them an lkey; the NIC writes into them: LOCAL_WRITE, no REMOTE_*. */
 	c->mr = ibv_reg_mr(c->pd, c->buf, RECV_DEPTH * c->slot_len, IBV_ACCESS_LOCAL_WRITE);
 	if (!c->mr)
 		return rc_fail_call(&c->log, "ibv_reg_mr", errno, NULL);
 	rc_trace(&c->log, "registered %zu bytes lkey=0x%x rkey=0x%x", RECV_DEPTH * c->slot_len,
 		 c->mr->lkey, c->mr->rkey);
-	if (c->ls.lesson) /* --inject: the lesson posts its own (serve) */
-		return 0;
-	return post_recv(c, 0) || post_recv(c, 1) ? -EIO : 0;
+	if (c->ls.lesson) /* --inject: what the lesson wants posted instead */
+		return lesson_server_setup(&c->ls, c->id, &c->log, c->peer);
+	for (uint64_t i = 0; i < RECV_DEPTH; i++)
+		if (post_recv(c, i))
+			return -EIO;
+	return 0;
 }
 
-/* The next completion, within --timeout: poll the CQ; when it is empty,
- * sleep on the completion channel (--poll event) or spin (--poll busy). */
-static int next_wc(struct conn *c, struct ibv_wc *wc)
+/* The next completion within --timeout: poll; if none, sleep (--poll event) or spin.
+ * (void *: --inject's lessons take our completions through it too.) */
+static int next_wc(void *arg, struct ibv_wc *wc)
 {
+	struct conn *c = arg;
 	struct ibv_comp_channel *ch = c->srv->opt.rc.busy_poll ? NULL : c->comp_ch;
-	int fds[2] = { c->cm_ch->fd, c->srv->cancel_fd }, n;
 	struct rc_cq_wait w = { 0 };
-	struct rc_cm_info ev;
 	bool armed = false;
 	struct ibv_cq *cq;
 	void *ctx;
+	int n;
 
 	for (;;) {
 		/* Takes a completion if one is queued; never blocks. */
 		n = ibv_poll_cq(c->cq, 1, wc);
 		if (n)
 			return n > 0 ? rc_wc_check(&c->log, wc)
-				     : rc_fail(&c->log, EIO, "ibv_poll_cq failed (%d)", n);
+				     : rc_fail(&c->log, EIO, "ibv_poll_cq failed (%d); hint: %s", n,
+					       rc_call_hint("ibv_poll_cq", EIO));
 		if (ch && !armed) {
 			/* Ask for an event, then poll once more: one may have come first. */
 			if (ibv_req_notify_cq(c->cq, 0))
@@ -201,14 +204,10 @@ static int next_wc(struct conn *c, struct ibv_wc *wc)
 			armed = true;
 			continue;
 		}
-		/* Bounded; the CM's fd too: a client that leaves ends the wait. */
-		n = rc_wait_cq(&w, ch, fds, 2, c->srv->opt.rc.timeout_ms, &c->log);
-		if (n == 2)
-			return rc_fail(&c->log, ECANCELED, "cancelled (shutting down)");
-		if (n == 1 && rc_wait_cm_event(c->cm_ch, RDMA_CM_EVENT_DISCONNECTED, 0, -1,
-					       "waiting for a message", &c->log, &ev))
-			return -EIO; /* a CM event other than DISCONNECTED */
-		if (n)		     /* 1: DISCONNECTED, the client has left; < 0: an error */
+		/* Bounded; a client that leaves (-ECONNRESET), a signal (-ECANCELED) end it too. */
+		if ((n = rc_wait_cq_cm(&w, ch, c->cm_ch, c->srv->cancel_fd,
+				       c->srv->opt.rc.timeout_ms, "waiting for a message",
+				       &c->log)))
 			return n;
 		if (ch && ibv_get_cq_event(ch, &cq, &ctx) == 0) {
 			/* Acknowledged: ibv_destroy_cq waits for every event. */
@@ -218,24 +217,7 @@ static int next_wc(struct conn *c, struct ibv_wc *wc)
 	}
 }
 
-/* --inject: what the client's lesson needs of ours (lessons.c). */
-static int next_wc_of(void *c, struct ibv_wc *wc)
-{
-	return next_wc(c, wc);
-}
-static struct lesson_server *lesson(struct conn *c)
-{
-	c->ls.v = (struct lesson_conn){ .id = c->id,
-					.log = &c->log,
-					.timeout_ms = c->srv->opt.rc.timeout_ms,
-					.next_wc = next_wc_of,
-					.side = c };
-	c->ls.peer = c->peer;
-	return &c->ls;
-}
-
-/* 5. Each completion as it comes. A message: validate it and SEND it
- * back from its own slot. A reply's SEND done: post its slot again. */
+/* 5. A message: validate it, SEND it back from its slot; that SEND done, repost. */
 static int answer_messages(struct conn *c)
 {
 	struct ibv_sge sge = { .lkey = c->mr->lkey };
@@ -262,8 +244,7 @@ static int answer_messages(struct conn *c)
 				       &m, why, sizeof(why));
 		if (ret)
 			return rc_fail(&c->log, EPROTO, "bad message from client: %s", why);
-		/* The reply is this message with type REPLY: rewrite the header
-		 * in place and SEND straight from the slot, with no copy. */
+		/* The reply is the message as REPLY, sent from the slot: no copy. */
 		rc_hdr_pack(buf, BASIC_T_REPLY, m.length, m.seq);
 		sge.addr = (uintptr_t)buf;
 		sge.length = (uint32_t)(sizeof(struct rc_hdr) + m.length);
@@ -274,25 +255,23 @@ static int answer_messages(struct conn *c)
 		rc_trace(&c->log, "post SEND wr_id=%" PRIu64 " len=%u signaled", wr.wr_id,
 			 sge.length);
 		c->next_seq++;
-		/* A write(2) per line: only once the reply is on its way, and
-		 * none with --quiet, where the round trip is being measured. */
+		/* A write(2): only once the reply is on its way; none with --quiet (benchmarks). */
 		if (!c->srv->opt.quiet) {
 			rc_quote(q, sizeof(q), m.body, m.length, 64);
 			printf("received '%s' (%u bytes)\n", q, m.length);
 		}
 	}
-	return ret < 0 ? ret : 0;
+	return ret == -ECONNRESET ? 0 : ret; /* the client has left: the normal end */
 }
 
 /* 2-6. One client, from its HELLO to its disconnect. */
 static int serve(struct conn *c)
 {
-	/* No RDMA READ in 01: initiator_depth, responder_resources 0. Our
-	 * rnr_retry_count goes to the client's QP (rdma-common.h). */
-	struct rdma_conn_param p = { .retry_count = RC_RETRY_COUNT,
-				     .rnr_retry_count = RC_RNR_RETRY_COUNT };
-	uint8_t t = RC_ACK_TIMEOUT;
-	struct rc_cm_info ev;
+	/* No RDMA READ in 01: initiator_depth, responder_resources 0. Our rnr_retry_count
+	 * (RC_RNR_RETRY_COUNT, no-recv's 2) goes to the client's QP; no retry_count: the IB CM
+	 * gives our QP the client's, from its request, and ignores rdma_accept's. */
+	struct rdma_conn_param p = { 0 };
+	uint8_t t = (uint8_t)c->srv->opt.rc.ack_timeout;
 	char why[160];
 	int ret;
 
@@ -303,12 +282,12 @@ static int serve(struct conn *c)
 		return rc_fail(&c->log, EPROTO, "rejected: %s", why);
 	}
 	c->slot_len = sizeof(struct rc_hdr) + c->max_payload;
-	p.rnr_retry_count = lesson_server_rnr_retry(c->ls.lesson); /* --inject no-recv: 2 */
-	if (setup(c) || (c->ls.lesson && lesson_server_setup(lesson(c)))) {
+	p.rnr_retry_count = lesson_server_rnr_retry(c->ls.lesson); /* once the HELLO named it */
+	if (setup(c)) {
 		reject(c->id, &c->log, "server could not set up the connection");
 		return -EIO;
 	}
-	/* 4. Resend after 4.096 us x 2^16 = 268 ms without an ACK (at RTS). */
+	/* 4. Resend after 4.096 us x 2^t without an ACK (--ack-timeout; at RTS). */
 	if (rdma_set_option(c->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t)))
 		return rc_fail_call(&c->log, "rdma_set_option(ACK_TIMEOUT)", errno, NULL);
 	rc_trace(&c->log, "rdma_accept");
@@ -317,10 +296,13 @@ static int serve(struct conn *c)
 		return rc_fail_call(&c->log, "rdma_accept", errno, NULL);
 	/* The client's RTU: ESTABLISHED. */
 	ret = rc_wait_cm_event(c->cm_ch, RDMA_CM_EVENT_ESTABLISHED, c->srv->opt.rc.timeout_ms,
-			       c->srv->cancel_fd, "accepting", &c->log, &ev);
+			       c->srv->cancel_fd, "accepting", &c->log, NULL);
 	if ((c->established = !ret))
 		printf("connection from %s\n", c->peer);
-	if (ret || (ret = c->ls.lesson ? lesson_server_run(&c->ls) : answer_messages(c)))
+	/* -v: the retry settings the CM gave our QP on its way to RTS. */
+	rc_trace_retry(&c->log, c->id->qp);
+	if (ret ||
+	    (ret = c->ls.lesson ? lesson_server_run(&c->ls, next_wc, c) : answer_messages(c)))
 		return ret;
 	printf("connection from %s closed after %u messages\n", c->peer, c->next_seq);
 	/* 6. Our half of the goodbye: the CM answers the client's DREQ. */
@@ -329,8 +311,7 @@ static int serve(struct conn *c)
 	return rdma_disconnect(c->id) ? rc_fail_call(&c->log, "rdma_disconnect", errno, NULL) : 0;
 }
 
-/* 7. Log a failure (one line; a signal is none), release everything in
- * reverse order of creation (any part may be missing). 1: it failed. */
+/* 7. Log a failure (a signal is none); release all in reverse order. 1: it failed. */
 static int finish(struct conn *c, int ret)
 {
 	int failed = ret && ret != -ECANCELED;
@@ -365,8 +346,7 @@ static void *conn_thread(void *arg)
 	return NULL;
 }
 
-/* 2. A connect request: a reject, or the new id gets its own event channel
- * and thread (--once: main serves it, for the exit code). 1: it failed. */
+/* 2. Reject it, or the new id gets its own channel and thread (--once: main's). 1: failed. */
 static int on_connect_request(struct server *s, const struct rc_cm_info *req)
 {
 	const char *refused = NULL;
@@ -376,14 +356,10 @@ static int on_connect_request(struct server *s, const struct rc_cm_info *req)
 	int ret = 0;
 
 	rc_format_addr(rdma_get_peer_addr(req->id), name, sizeof(name));
-	/* --allow (common/rc-allow.c; rc-server.c does the same for 02 and
-	 * 03): the peer's address first, before anything is spent on it. */
+	/* --allow (common/rc-allow.c): before anything is spent on the peer. */
 	if (!rc_allow_match(&s->opt.rc.allow, rdma_get_peer_addr(req->id))) {
 		refused = "not allowed";
-		if (rc_ratelimit_take(&s->refusals, rc_now_us(), stderr))
-			fprintf(stderr,
-				"server: client %s: %s (no --allow prefix matches); refused\n",
-				name, refused);
+		rc_allow_refused(&s->refusals, rc_now_us(), name, stderr); /* rate-limited */
 	} else if (atomic_load(&s->active) >= s->opt.rc.max_clients ||
 		   !(c = calloc(1, sizeof(*c)))) {
 		refused = "server busy: too many clients, try again later";
@@ -400,8 +376,7 @@ static int on_connect_request(struct server *s, const struct rc_cm_info *req)
 	snprintf(name, sizeof(name), "server conn %u", ++s->seq);
 	rc_log_init(&c->log, name, s->opt.rc.verbose);
 	atomic_fetch_add(&s->active, 1); /* finish() counts it out */
-	/* Its own event channel: this id's ESTABLISHED and DISCONNECTED then
-	 * reach only its own thread. */
+	/* Its own event channel: this id's events then reach only its thread. */
 	c->cm_ch = rdma_create_event_channel();
 	if (!c->cm_ch || fcntl(c->cm_ch->fd, F_SETFL, O_NONBLOCK))
 		ret = rc_fail_call(&c->log, "rdma_create_event_channel", errno, "out of fds?");
@@ -419,8 +394,7 @@ static int on_connect_request(struct server *s, const struct rc_cm_info *req)
 	return finish(c, -EIO);
 }
 
-/* Serve until SIGINT/SIGTERM, or with --once until the first client has
- * left; then wait (bounded) for the connections, which the signal ends. */
+/* Until SIGINT/SIGTERM (--once: one client); then wait, bounded, for the threads. */
 static int serve_clients(struct server *s)
 {
 	int fds[2] = { s->cancel_fd, s->cm_ch->fd }, ret = 0, failed = 0;
@@ -428,16 +402,14 @@ static int serve_clients(struct server *s)
 	struct rc_cm_info ev;
 
 	while (!(s->opt.rc.once && s->seq)) {
-		/* No timeout: a server waits for clients as long as it runs,
-		 * unless a second of refused requests ends (its summary). */
+		/* No timeout: clients may come at any time; the refusals' summary may be due. */
 		ret = rc_wait_readable(fds, 2, rc_ratelimit_due(&s->refusals));
 		rc_ratelimit_flush(&s->refusals, rc_now_us(), false, stderr);
 		if (ret == -ETIMEDOUT)
 			continue;
 		if (ret != 1)
 			break;
-		/* Copies the event and acknowledges it: then the new id may be
-		 * migrated to its own channel (which waits for that). */
+		/* Copied and acknowledged: rdma_migrate_id waits for the ack. */
 		ret = rc_wait_cm_event(s->cm_ch, RDMA_CM_EVENT_CONNECT_REQUEST, 0, -1, "listening",
 				       &s->log, &ev);
 		if (!ret)
@@ -467,17 +439,15 @@ int main(int argc, char **argv)
 	int code;
 
 	code = basic_parse_server(argc, argv, &s.opt, err, sizeof(err));
-	if (code) {
-		if (code < 0)
-			fprintf(stderr, "rdma-server: %s (try --help)\n", err);
+	if (code < 0)
+		fprintf(stderr, "rdma-server: %s (try --help)\n", err);
+	if (code)
 		return code > 0 ? RC_EXIT_OK : RC_EXIT_USAGE;
-	}
 	/* Line-buffered even into a pipe: scripts wait for our lines. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	rc_log_init(&s.log, "server", s.opt.rc.verbose);
-	/* SIGINT and SIGTERM become a signalfd, never read: once a signal came
-	 * it stays readable and ends every thread's waits. Blocked in every
-	 * thread: the connections' threads inherit the mask. */
+	/* SIGINT and SIGTERM: a signalfd, never read, readable for good once one
+	 * came: it ends every wait. Blocked before any thread: they inherit it. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);

@@ -300,7 +300,8 @@ static int run_phase(struct client *cl, enum ibv_wr_opcode op, struct rc_buf *lo
 	struct rc_conn *c = &cl->conn;
 	enum ibv_wc_opcode want = op == IBV_WR_RDMA_READ ? IBV_WC_RDMA_READ : IBV_WC_RDMA_WRITE;
 	uint64_t total = cl->opt.iters * rw_pieces(cl->size, cl->piece_max);
-	unsigned every = rw_signal_every(depth), n;
+	uint32_t wr_bytes = cl->size < cl->piece_max ? cl->size : cl->piece_max;
+	unsigned every = rw_signal_every(depth, wr_bytes), n;
 	uint64_t posted = 0, done = 0, next, t0;
 	struct ibv_wc wc;
 	int ret;
@@ -526,11 +527,7 @@ static void print_json(const struct client *cl, int code, const char *error)
 		if (cl->opt.inject)
 			rc_json_str(&j, "lesson_saw", cl->lesson_saw[0] ? cl->lesson_saw : NULL);
 	}
-	rc_json_str(&j, "error", error);
-	rc_json_i64(&j, "exit_code", code);
-	rc_json_end(&j);
-	if (rc_json_finish(&j, stdout))
-		fprintf(stderr, "rdma-client: could not write the JSON output\n");
+	rc_json_end_run(&j, error, code, "rdma-client");
 }
 
 int main(int argc, char **argv)
@@ -553,6 +550,9 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	rc_conn_init(c, "client", cl.opt.rc.verbose, cl.opt.rc.timeout_ms, -1);
 	c->busy_poll = cl.opt.rc.busy_poll;
+	c->ack_timeout = (uint8_t)cl.opt.rc.ack_timeout;
+	c->retry_count = (uint8_t)cl.opt.rc.retry_count;
+	c->link_hooks = &rc_link_counters; /* a lossy link extends the waits */
 
 	/* 1. Which device and path reach the server? */
 	ret = rc_client_resolve(c, cl.opt.server, cl.opt.rc.port);

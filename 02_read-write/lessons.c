@@ -23,9 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/utsname.h>
 
 #include "client.h"
+#include "rc-lessons.h"
 
 /* One WR of a lesson: what it is, and what became of it. */
 struct lesson_wr {
@@ -95,8 +95,6 @@ static void set_wr(struct client *cl, unsigned slot, enum ibv_wr_opcode op, stru
 		cl->wrs[slot - 1].next = &cl->wrs[slot];
 }
 
-static enum ibv_qp_state qp_state(struct client *cl);
-
 /*
  * Our QP is in the error state and our receive for RESULT has not been
  * flushed yet: wait for it up to --timeout (also after the server has
@@ -107,7 +105,7 @@ static void watch_recv_flush(struct client *cl, uint64_t t0)
 	struct rc_conn *c = &cl->conn;
 	const int timeout_ms = c->timeout_ms;
 	uint64_t end = rc_now_ns() + (uint64_t)timeout_ms * 1000000u, now;
-	struct utsname un;
+	char kernel[65];
 	struct ibv_wc wc;
 	int ret;
 
@@ -126,12 +124,12 @@ static void watch_recv_flush(struct client *cl, uint64_t t0)
 		say(cl,
 		    "completion of wr_id %" PRIu64
 		    " (our receive for RESULT): %s (%s) after %.1f ms\n",
-		    wc.wr_id, rw_wc_status_name(wc.status), ibv_wc_status_str(wc.status),
+		    wc.wr_id, rc_wc_status_name(wc.status), ibv_wc_status_str(wc.status),
 		    (double)(rc_now_ns() - t0) / 1e6);
 		return;
 	}
 	say(cl, "our receive for RESULT was not flushed within %d ms (Linux %s)\n", timeout_ms,
-	    uname(&un) ? "?" : un.release);
+	    rc_kernel_release(kernel, sizeof(kernel)));
 }
 
 /*
@@ -181,45 +179,20 @@ static int post_and_watch(struct client *cl, struct lesson_wr *w, unsigned n)
 			left--;
 		}
 		say(cl, "completion of wr_id %" PRIu64 " (%s): %s (%s) after %.1f ms\n", wc.wr_id,
-		    i < n ? w[i].what : "our receive for RESULT", rw_wc_status_name(wc.status),
+		    i < n ? w[i].what : "our receive for RESULT", rc_wc_status_name(wc.status),
 		    ibv_wc_status_str(wc.status), ms);
 	}
-	if (!recv_seen && qp_state(cl) == IBV_QPS_ERR)
+	if (!recv_seen && rc_qp_state(cl->conn.qp) == IBV_QPS_ERR)
 		watch_recv_flush(cl, t0);
 	return 0;
-}
-
-/* Our QP's state, as the device reports it now. */
-static enum ibv_qp_state qp_state(struct client *cl)
-{
-	struct ibv_qp_init_attr init;
-	struct ibv_qp_attr attr;
-
-	if (ibv_query_qp(cl->conn.qp, &attr, IBV_QP_STATE, &init))
-		return IBV_QPS_UNKNOWN;
-	return attr.qp_state;
-}
-
-static const char *qp_state_str(enum ibv_qp_state s)
-{
-	switch (s) {
-	case IBV_QPS_RESET: return "RESET";
-	case IBV_QPS_INIT: return "INIT";
-	case IBV_QPS_RTR: return "RTR";
-	case IBV_QPS_RTS: return "RTS (ready to send)";
-	case IBV_QPS_SQD: return "SQD";
-	case IBV_QPS_SQE: return "SQE";
-	case IBV_QPS_ERR: return "ERR (error)";
-	default: return "unknown";
-	}
 }
 
 /* Our QP's state now, printed after the completions. */
 static enum ibv_qp_state show_qp_state(struct client *cl)
 {
-	enum ibv_qp_state st = qp_state(cl);
+	enum ibv_qp_state st = rc_qp_state(cl->conn.qp);
 
-	say(cl, "our QP is now in state %s\n", qp_state_str(st));
+	say(cl, "our QP is now in state %s\n", rc_qp_state_name(st));
 	return st;
 }
 
@@ -239,12 +212,12 @@ static void explain_refused(struct client *cl, enum ibv_qp_state st, int behind)
 		say(cl,
 		    "The error moved our QP to the error state; the WR queued behind the\n"
 		    "failed one completed with %s.\n",
-		    rw_wc_status_name(behind));
+		    rc_wc_status_name(behind));
 	else if (st == IBV_QPS_ERR)
 		say(cl, "The error moved our QP to the error state: it does no more work until\n"
 			"it is reset or recreated.\n");
 	else
-		say(cl, "Our QP is in state %s, not ERR, after the error.\n", qp_state_str(st));
+		say(cl, "Our QP is in state %s, not ERR, after the error.\n", rc_qp_state_name(st));
 	say(cl, "On a reliable connection such errors are never silent: they arrive as\n"
 		"completion statuses, so check the status of every completion, and signal\n"
 		"at least the last WR of each batch. The server's NIC refused the request\n"
@@ -274,12 +247,12 @@ static int want_read_then_refused(struct client *cl, const struct lesson_wr *w, 
 {
 	if (w[0].status != IBV_WC_SUCCESS)
 		return not_shown(cl, "expected %s to succeed, saw %s", w[0].what,
-				 rw_wc_status_name(w[0].status));
+				 rc_wc_status_name(w[0].status));
 	if (!server_data_at(cl->dst->addr, off, n))
 		return not_shown(cl, "%s returned other data than the server's", w[0].what);
 	if (w[1].status != IBV_WC_REM_ACCESS_ERR)
 		return not_shown(cl, "expected IBV_WC_REM_ACCESS_ERR for %s, saw %s", w[1].what,
-				 rw_wc_status_name(w[1].status));
+				 rc_wc_status_name(w[1].status));
 	return 0;
 }
 
@@ -317,7 +290,7 @@ static int lesson_bad_rkey(struct client *cl)
 		return not_shown(cl,
 				 "expected IBV_WC_REM_ACCESS_ERR for the WRITE with the wrong "
 				 "rkey, saw %s",
-				 rw_wc_status_name(w[0].status));
+				 rc_wc_status_name(w[0].status));
 	say(cl, "\nWhat happened: the WRITE carried an rkey the server never handed out.\n"
 		"The server's NIC checks every incoming RDMA request against its memory\n"
 		"regions (rkey, address range, access flags); it refused this one with a\n"
@@ -360,10 +333,10 @@ static int lesson_no_remote_read(struct client *cl)
 	if (write && w[0].status != IBV_WC_SUCCESS)
 		return not_shown(cl,
 				 "expected the WRITE to succeed (REMOTE_WRITE is granted), saw %s",
-				 rw_wc_status_name(w[0].status));
+				 rc_wc_status_name(w[0].status));
 	if (rd->status != IBV_WC_REM_ACCESS_ERR)
 		return not_shown(cl, "expected IBV_WC_REM_ACCESS_ERR for the READ, saw %s",
-				 rw_wc_status_name(rd->status));
+				 rc_wc_status_name(rd->status));
 	say(cl, "\nWhat happened: the server's memory region has no IBV_ACCESS_REMOTE_READ,\n"
 		"and its NIC obeys the region's access flags, not what a message promised:\n"
 		"it refused the READ with a NAK, and our NIC completed the READ with\n"
@@ -445,7 +418,7 @@ static int flush_stuck_read(struct client *cl, struct lesson_wr *w)
 			return ret;
 		say(cl, "completion of wr_id %" PRIu64 " (%s): %s (%s) %.1f ms after that\n",
 		    wc.wr_id, wc.wr_id == WR_DATA ? w->what : "our receive for RESULT",
-		    rw_wc_status_name(wc.status), ibv_wc_status_str(wc.status),
+		    rc_wc_status_name(wc.status), ibv_wc_status_str(wc.status),
 		    (double)(rc_now_ns() - t0) / 1e6);
 		if (wc.wr_id == WR_DATA)
 			w->status = wc.status;
@@ -487,9 +460,9 @@ static int lesson_no_read_depth(struct client *cl)
 				 w[0].ms, cl->qp_read_depth);
 	if (w[0].status >= 0) {
 		say(cl, "\nWhat happened: the READ failed with %s after %.1f ms.\n",
-		    rw_wc_status_name(w[0].status), w[0].ms);
+		    rc_wc_status_name(w[0].status), w[0].ms);
 		explain_read_depth(cl);
-		return shown(cl, "%s after %.1f ms", rw_wc_status_name(w[0].status), w[0].ms);
+		return shown(cl, "%s after %.1f ms", rc_wc_status_name(w[0].status), w[0].ms);
 	}
 	say(cl, "no completion within %d ms; moving our QP to the error state now\n",
 	    c->timeout_ms);
@@ -502,13 +475,13 @@ static int lesson_no_read_depth(struct client *cl)
 	    "have at most max_rd_atomic READs outstanding and holds the next one back\n"
 	    "until one is free; with %u there never is one. Only our own timeout\n"
 	    "noticed, and moving the QP to the error state flushed the READ (%s).\n",
-	    c->timeout_ms, cl->qp_read_depth, rw_wc_status_name(w[0].status));
+	    c->timeout_ms, cl->qp_read_depth, rc_wc_status_name(w[0].status));
 	explain_read_depth(cl);
 	say(cl, "A READ stuck like this hangs a program without a timeout for ever: ask\n"
 		"for and grant a read depth of at least 1 on every connection that READs,\n"
 		"and bound every wait.\n\n");
 	return shown(cl, "no completion within %d ms; %s after the QP was moved to ERR",
-		     c->timeout_ms, rw_wc_status_name(w[0].status));
+		     c->timeout_ms, rc_wc_status_name(w[0].status));
 }
 
 /* --inject unaligned: any address and length register and work. */

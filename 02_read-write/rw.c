@@ -6,7 +6,6 @@
 #define _GNU_SOURCE
 #include "rw.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -16,34 +15,6 @@
 /* ------------------------------------------------------------------ */
 /* Messages                                                            */
 /* ------------------------------------------------------------------ */
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htobe32(v);
-	memcpy(p, &v, 4);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return be32toh(v);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	v = htobe64(v);
-	memcpy(p, &v, 8);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return be64toh(v);
-}
 
 static bool ops_valid(unsigned ops)
 {
@@ -84,7 +55,7 @@ void rw_hello_pack(uint8_t buf[RW_HELLO_LEN], const struct rw_hello *h)
 	uint8_t *b = buf + sizeof(struct rc_hdr);
 
 	rc_hdr_pack(buf, RW_T_HELLO, RW_HELLO_LEN - sizeof(struct rc_hdr), 0);
-	put32(b, h->len);
+	rc_put32(b, h->len);
 	b[4] = h->ops;
 	b[5] = h->read_depth;
 	b[6] = h->lesson;
@@ -96,23 +67,15 @@ int rw_hello_unpack(const void *priv, size_t len, struct rw_hello *h, char *err,
 	struct rc_msg m;
 	int ret;
 
-	ret = rc_priv_unpack(priv, len, &m, err, errlen);
+	ret = rc_hello_expect(priv, len, RW_T_HELLO, RW_HELLO_LEN - sizeof(struct rc_hdr), &m, err,
+			      errlen);
 	if (ret)
 		return ret;
-	if (m.type != RW_T_HELLO || m.length != RW_HELLO_LEN - sizeof(struct rc_hdr)) {
-		snprintf(err, errlen, "expected a HELLO of %zu bytes, got type 0x%02x of %u bytes",
-			 RW_HELLO_LEN - sizeof(struct rc_hdr), m.type, m.length);
-		return -EBADMSG;
-	}
-	if (m.seq != 0) {
-		snprintf(err, errlen, "HELLO with sequence number %u, expected 0", m.seq);
-		return -EBADMSG;
-	}
 	if (m.body[7]) {
 		snprintf(err, errlen, "HELLO with a non-zero reserved byte");
 		return -EBADMSG;
 	}
-	h->len = get32(m.body);
+	h->len = rc_get32(m.body);
 	h->ops = m.body[4];
 	h->read_depth = m.body[5];
 	h->lesson = m.body[6];
@@ -128,18 +91,10 @@ int rw_hello_unpack(const void *priv, size_t len, struct rw_hello *h, char *err,
 static int unpack_ctrl(const void *buf, size_t byte_len, uint8_t want_type, uint32_t want_seq,
 		       size_t body_len, struct rc_msg *m, char *err, size_t errlen)
 {
-	int ret = rc_hdr_unpack(buf, byte_len, m, err, errlen);
+	int ret = rc_hdr_expect(buf, byte_len, want_type, want_seq, m, err, errlen);
 
 	if (ret)
 		return ret;
-	if (m->type != want_type) {
-		snprintf(err, errlen, "message type 0x%02x, expected 0x%02x", m->type, want_type);
-		return -EBADMSG;
-	}
-	if (m->seq != want_seq) {
-		snprintf(err, errlen, "sequence number %u, expected %u", m->seq, want_seq);
-		return -EBADMSG;
-	}
 	if (m->length != body_len) {
 		snprintf(err, errlen, "message of type 0x%02x has a %u-byte body, expected %zu",
 			 m->type, m->length, body_len);
@@ -157,7 +112,7 @@ size_t rw_buf_pack(void *buf, uint32_t seq, const struct rw_buf *b)
 	rc_hdr_pack(buf, RW_T_BUF, RW_BUF_LEN - sizeof(struct rc_hdr), seq);
 	rc_remote_buf_pack(p, &b->rb);
 	p += RC_REMOTE_BUF_WIRE;
-	put32(p, b->max_msg_sz);
+	rc_put32(p, b->max_msg_sz);
 	p[4] = b->ops;
 	p[5] = b->read_depth;
 	p[6] = b->lesson;
@@ -178,7 +133,7 @@ int rw_buf_unpack(const void *buf, size_t byte_len, uint32_t want_seq, struct rw
 		return ret;
 	rc_remote_buf_unpack(m.body, &b->rb);
 	p = m.body + RC_REMOTE_BUF_WIRE;
-	b->max_msg_sz = get32(p);
+	b->max_msg_sz = rc_get32(p);
 	b->ops = p[4];
 	b->read_depth = p[5];
 	b->lesson = p[6];
@@ -209,9 +164,9 @@ size_t rw_sum_pack(void *buf, uint8_t type, uint32_t seq, const struct rw_sum *s
 	uint8_t *p = (uint8_t *)buf + sizeof(struct rc_hdr);
 
 	rc_hdr_pack(buf, type, RW_SUM_LEN - sizeof(struct rc_hdr), seq);
-	put64(p, s->checksum);
-	put32(p + 8, s->len);
-	put32(p + 12, 0);
+	rc_put64(p, s->checksum);
+	rc_put32(p + 8, s->len);
+	rc_put32(p + 12, 0);
 	return RW_SUM_LEN;
 }
 
@@ -225,12 +180,12 @@ int rw_sum_unpack(const void *buf, size_t byte_len, uint8_t want_type, uint32_t 
 			  &m, err, errlen);
 	if (ret)
 		return ret;
-	if (get32(m.body + 12)) {
+	if (rc_get32(m.body + 12)) {
 		snprintf(err, errlen, "message with non-zero reserved bytes");
 		return -EBADMSG;
 	}
-	s->checksum = get64(m.body);
-	s->len = get32(m.body + 8);
+	s->checksum = rc_get64(m.body);
+	s->len = rc_get32(m.body + 8);
 	if (s->len < 1 || s->len > RW_MAX_SIZE) {
 		snprintf(err, errlen, "length %u is outside 1..%u", s->len, RW_MAX_SIZE);
 		return -EBADMSG;
@@ -369,11 +324,16 @@ void rw_piece(uint64_t size, uint32_t max_piece, uint64_t i, uint64_t *off, uint
 	*len = (uint32_t)(size - o < max_piece ? size - o : max_piece);
 }
 
-unsigned rw_signal_every(unsigned depth)
+unsigned rw_signal_every(unsigned depth, uint32_t wr_bytes)
 {
 	/* Half the depth: a completion arrives while the other half of the
 	 * queue is still busy, so refilling overlaps with the transfer. */
-	return depth > 1 ? (depth + 1) / 2 : 1;
+	unsigned every = depth > 1 ? (depth + 1) / 2 : 1;
+	/* Large WRs: a completion every RW_SIGNAL_BYTES at least. */
+	uint32_t most =
+		wr_bytes > RW_SIGNAL_BYTES ? 1 : RW_SIGNAL_BYTES / (wr_bytes ? wr_bytes : 1);
+
+	return every < most ? every : most;
 }
 
 bool rw_is_signaled(uint64_t idx, uint64_t total, unsigned every)
@@ -394,12 +354,6 @@ void rw_bandwidth(uint64_t bytes, uint64_t ns, double *mib_s, double *gb_s)
 
 	*mib_s = (double)bytes / 1048576.0 / s;
 	*gb_s = (double)bytes * 8.0 / 1e9 / s;
-}
-
-/* common/'s name, under 02's own (lessons.c, its unit test). */
-const char *rw_wc_status_name(int status)
-{
-	return rc_wc_status_name(status);
 }
 
 /* ------------------------------------------------------------------ */
@@ -503,10 +457,12 @@ static const char client_usage[] =
 	"                          deregistered\n"
 	"      --json            print one JSON object with the results instead (also on\n"
 	"                        failure: \"ok\": false, \"error\", "
-	"\"exit_code\")\n" RC_USAGE_CLIENT
-	"\nSERVER is the server's IP address (or name) on its RDMA netdev.\n"
-	"Exit: 0 ok, 1 failed after connecting, 2 bad usage, 3 could not connect,\n"
-	"4 an --inject lesson showed what it teaches.\n";
+	"\"exit_code\")\n" RC_USAGE_CLIENT_WAIT(
+		RC_USAGE_LOSSY) "\nSERVER is the server's IP address (or name) on its RDMA "
+				"netdev.\n"
+				"Exit: 0 ok, 1 failed after connecting, 2 bad usage, 3 could not "
+				"connect,\n"
+				"4 an --inject lesson showed what it teaches.\n";
 
 static const char server_usage[] =
 	"usage: rdma-server [options]\n"
@@ -514,7 +470,8 @@ static const char server_usage[] =
 	"WRITE and READ, and print its checksum when the client is done. A client\n"
 	"silent for --timeout is probed (a zero-length RDMA WRITE), not dropped.\n\n"
 	"  -s, --size SIZE       each client's buffer (default 1M, at most 1G); a client may\n"
-	"                        ask for less, never more\n" RC_USAGE_SERVER(MAX_CLIENTS);
+	"                        ask for less, never more\n" RC_USAGE_SERVER_WAIT(MAX_CLIENTS,
+										  RC_USAGE_LOSSY);
 
 int rw_parse_client(int argc, char **argv, struct rw_client_opts *o, char *err, size_t errlen)
 {

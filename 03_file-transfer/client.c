@@ -6,31 +6,40 @@
  * What it shows, in order (see sequence.txt): check the local side first
  * (the source can be read, or the destination may be created) so a bad
  * command fails before any network traffic; resolve; create a QP sized
- * from the depth; register a ring of DEPTH chunk-sized slots; post every
- * receive; connect with a HELLO (put or get, chunk, depth), so the server
- * can refuse an oversized ring before allocating anything; send the
- * REQUEST (name, size); then
- *   put: pread chunk k into slot k % depth and RDMA_WRITE_WITH_IMM it into
- *        the same slot of the server's ring, the immediate naming slot and
+ * from the depth; register the file's first window (a zero-copy put) or
+ * a ring of DEPTH chunk-sized slots; post every receive; connect with a
+ * HELLO (put or get, chunk, depth), so the server can refuse an
+ * oversized ring before allocating anything; send the REQUEST (name,
+ * size); then
+ *   put: hash chunk k in the file's registered window (zero-copy), or
+ *        pread it into slot k % depth and hash it there (copy), and
+ *        RDMA_WRITE_WITH_IMM it
+ *        into slot k % depth of the server's ring, the immediate naming slot and
  *        sequence; a slot is written again only after the server returned
  *        its CREDIT (its copy is on disk) and our WRITE completed (our copy
- *        may be overwritten); up to DEPTH chunks in flight, and the disk
+ *        may be overwritten), and its CREDIT carries the server's digest of
+ *        the chunk, which must be ours; up to DEPTH chunks in flight, and the disk
  *        reads of the next chunks happen while earlier chunks are on the
  *        wire;
- *   get: for each CHUNK{slot, offset, len, seq} the server announces,
- *        RDMA_READ the slot into our own slot (at most rd_depth READs in
- *        flight: the responder keeps state for each), pwrite it to a
- *        temporary file, and return the slot with a CREDIT;
- * then DONE{size, checksum} from the sender and COMMITTED from the
- * receiver, who fsyncs, verifies and renames only if everything matches.
+ *   get: for each CHUNK{slot, offset, len, seq, digest} the server
+ *        announces, RDMA_READ the slot into our own slot (at most rd_depth
+ *        READs in flight: the responder keeps state for each), pwrite it to
+ *        a temporary file, check its digest, and return the slot with a
+ *        CREDIT (and our digest);
+ * then DONE{size, top digest} from the sender, once it checked that its
+ * source did not change meanwhile, and COMMITTED from the receiver, who
+ * fsyncs, verifies and renames only if everything matches.
  *
- * Copies: per side one CPU copy remains, between the page cache and the
- * registered ring (pread/pwrite). RDMA removes the socket buffers: the NIC
- * reads our ring and writes the peer's. Two threads: the main thread makes
- * every verbs call (post, poll, control messages), the disk thread does
- * the pread/pwrite and the checksum of each chunk, in order (xfer-disk.h
- * says how they hand chunks over). So the copy and the checksum of one chunk
- * overlap the posting of the others, and take a second core. O_DIRECT
+ * Copies: a put's source is zero-copy where the kernel lets us register
+ * a read-only mapping of the file (6.2 and later: the NIC reads the page
+ * cache, xfer-src.h); else, and for a get's sink, one CPU copy remains
+ * between the page cache and the registered ring (pread/pwrite). RDMA
+ * removes the socket buffers. Threads: the main thread makes every verbs
+ * call (post, poll, control messages), the disk thread does the
+ * pread/pwrite of each chunk, in order, and --hash-threads threads
+ * (default 2) compute each chunk's XXH3-128 (xfer-disk.h and xfer-hash.h
+ * say how they hand chunks over). So the copy and the hashing of some
+ * chunks overlap the posting of the others, on other cores. O_DIRECT
  * into the ring would remove the copy too, at the price of alignment
  * rules.
  *
@@ -51,38 +60,39 @@
 #include "auth.h"
 #include "xfer-ctl.h"
 #include "xfer-disk.h"
-#include "xfer-file.h"
 #include "xfer-msg.h"
+#include "xfer-name.h"
 #include "xfer-opts.h"
+#include "xfer-progress.h"
+#include "xfer-report.h"
+#include "xfer-sink.h"
+#include "xfer-src.h"
 #include "rc-json.h"
-
-struct progress {
-	bool on, tty;
-	uint64_t t0_ns, last_ns;
-	bool shown; /* a TTY line is on screen */
-};
 
 struct client {
 	struct xfer_client_opts opt;
 	struct rc_conn conn;
 	struct xfer_ctl ctl;
-	struct rc_buf *ring;   /* depth slots of chunk bytes */
-	struct xfer_hash hash; /* the disk thread's while it runs */
-	struct xfer_disk disk; /* pread/pwrite and XXH3 of each chunk */
-	struct xfer_io io;     /* what the disk thread works on */
-	uint8_t digest[XFER_HASH_LEN];
-	uint8_t initiator_depth; /* get: READs we may have outstanding */
-	int fd;			 /* put: the source file */
-	int dirfd;		 /* get: the destination directory */
-	struct xfer_sink sink;	 /* get: the temporary file */
+	struct rc_buf *ring;	       /* depth slots of chunk bytes */
+	struct xfer_disk disk;	       /* pread/pwrite, and XXH3 of each chunk */
+	struct xfer_io io;	       /* what the disk thread works on */
+	uint8_t digest[XFER_HASH_LEN]; /* the top digest (xfer-hash.h) */
+	uint8_t initiator_depth;       /* get: READs we may have outstanding */
+	int fd;			       /* put: the source file */
+	struct xfer_src src;	       /* put: where each chunk's bytes come from */
+	int dirfd;		       /* get: the destination directory */
+	struct xfer_sink sink;	       /* get: the temporary file */
 	char local_name[XFER_NAME_MAX + 1];
 	uint64_t size, nchunks;
 	struct rc_remote_buf peer_ring;
 	uint16_t rd_depth; /* get: the server's answer */
 	char qname[400];   /* the remote name, quoted */
 	char qlocal[400];  /* the local name, quoted */
-	struct progress prog;
-	uint64_t t0_ns, t1_ns;	       /* REQUEST sent, file committed */
+	struct xfer_progress prog;
+	uint64_t t0_ns, t1_ns; /* REQUEST sent, file committed */
+	/* Ours, all threads (RUSAGE_SELF): before setup, and at t1_ns. */
+	struct xfer_cpu cpu0, cpu1;
+	bool cpu_counted;	       /* cpu0 was read */
 	struct xfer_hello hello;       /* what we connected with: the proof covers it */
 	uint8_t nonce[XFER_NONCE_LEN]; /* from the server's CHALLENGE */
 	struct xfer_secret secret;     /* --secret */
@@ -116,6 +126,8 @@ static int open_source(struct client *cl, char *err, size_t errlen)
 	/* A hint that we read it once, front to back: more read-ahead. */
 	posix_fadvise(cl->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	cl->size = (uint64_t)st.st_size;
+	/* Its size and times now: the transfer ends by comparing them. */
+	xfer_src_init(&cl->src, cl->fd, &st, cl->opt.chunk, cl->opt.depth);
 	return 0;
 }
 
@@ -165,50 +177,13 @@ static int open_destination(struct client *cl, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot open directory '%.300s': %s", dir, strerror(errno));
 		return -1;
 	}
-	if (xfer_sink_open(&cl->sink, cl->dirfd, cl->local_name, cl->opt.force, why, sizeof(why))) {
+	if (xfer_sink_open(&cl->sink, cl->dirfd, cl->local_name,
+			   cl->opt.force ? XFER_SINK_FORCE : 0, why, sizeof(why))) {
 		snprintf(err, errlen, "%s", why);
 		return -1;
 	}
-	rc_trace(&cl->conn.log, "created temporary file for %s: %s", cl->local_name, cl->sink.tmp);
+	rc_trace(&cl->conn.log, "created temporary file for %s: %s", cl->local_name, cl->sink.how);
 	return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* Progress: bytes, rate and ETA on stderr                             */
-/* ------------------------------------------------------------------ */
-
-static void progress_show(struct client *cl, uint64_t done)
-{
-	struct progress *p = &cl->prog;
-	uint64_t now = rc_now_ns(), left;
-	double secs, rate;
-	char a[32], b[32], eta[32];
-
-	if (!p->on || now - p->last_ns < (p->tty ? 250000000u : 1000000000u))
-		return;
-	p->last_ns = now;
-	secs = (double)(now - p->t0_ns) / 1e9;
-	rate = secs > 0 ? (double)done / secs : 0;
-	left = rate > 0 ? (uint64_t)((double)(cl->size - done) / rate) : 0;
-	if (rate > 0)
-		snprintf(eta, sizeof(eta), "%" PRIu64 ":%02" PRIu64 ":%02" PRIu64, left / 3600,
-			 left / 60 % 60, left % 60);
-	else
-		snprintf(eta, sizeof(eta), "--:--:--");
-	xfer_fmt_size(a, sizeof(a), done);
-	xfer_fmt_size(b, sizeof(b), cl->size);
-	fprintf(stderr, "%s%s %s of %s (%.0f%%), %.1f MiB/s, ETA %s%s", p->tty ? "\r" : "",
-		cl->opt.op == XFER_PUT ? "put" : "get", a, b,
-		cl->size ? 100.0 * (double)done / (double)cl->size : 100.0, rate / 1048576.0, eta,
-		p->tty ? "\033[K" : "\n");
-	p->shown = p->tty;
-}
-
-static void progress_end(struct client *cl)
-{
-	if (cl->prog.shown)
-		fputs("\r\033[K", stderr); /* clear the line */
-	cl->prog.shown = false;
 }
 
 /* ------------------------------------------------------------------ */
@@ -270,6 +245,26 @@ static int ring_failed(struct client *cl, int ret)
 		ring, c, cl->opt.depth, strerror(-ret), lim, hint);
 }
 
+/*
+ * put: the NIC reads the page cache (zero-copy) where the kernel lets us
+ * register a read-only file mapping, else our pread into the ring (copy).
+ * One line says which, and why not zero-copy. Within `ulimit -l`, less
+ * the control buffers still to come.
+ */
+static void choose_source(struct client *cl)
+{
+	unsigned n = XFER_RECVS(cl->opt.depth);
+	char path[300];
+
+	xfer_src_choose(&cl->src, cl->conn.dev.pd, 0, cl->opt.copy, xfer_ctl_locked(n, n),
+			&cl->conn.log);
+	xfer_src_path(&cl->src, path, sizeof(path));
+	if (!cl->opt.quiet && !cl->opt.json)
+		printf("source: %s\n", path);
+	else
+		rc_trace(&cl->conn.log, "source: %s", path);
+}
+
 /* Returns 0, or a negative errno; *usage set when -c does not fit. */
 static int setup(struct client *cl, bool *usage)
 {
@@ -314,12 +309,18 @@ static int setup(struct client *cl, bool *usage)
 				&c->log, ENOTSUP,
 				"this device cannot issue RDMA READs (max_qp_init_rd_atom 0)");
 	}
+	if (cl->opt.op == XFER_PUT)
+		choose_source(cl);
 	/* put: the NIC only reads our ring (no flag needed); get: RDMA READ
-	 * responses land in it (LOCAL_WRITE). Nothing remote touches it. */
+	 * responses land in it (LOCAL_WRITE). Nothing remote touches it. A
+	 * zero-copy put has none: the NIC reads the file's windows, and
+	 * pinning a ring nobody uses would take locked memory for nothing. */
 	access = cl->opt.op == XFER_PUT ? 0 : IBV_ACCESS_LOCAL_WRITE;
-	ret = rc_buf_alloc(c, (size_t)cl->opt.chunk * depth, access, &cl->ring);
-	if (ret)
-		return ring_failed(cl, ret);
+	if (!cl->src.zerocopy) {
+		ret = rc_buf_alloc(c, (size_t)cl->opt.chunk * depth, access, &cl->ring);
+		if (ret)
+			return ring_failed(cl, ret);
+	}
 	/* Every receive posted before connecting: the server may answer the
 	 * moment the connection is up. */
 	return xfer_ctl_init(&cl->ctl, c, XFER_RECVS(depth), XFER_RECVS(depth));
@@ -475,27 +476,41 @@ static int request(struct client *cl)
 /* put                                                                 */
 /* ------------------------------------------------------------------ */
 
-/* Our slot -> the same slot of the server's ring, with the immediate that
- * tells the server which chunk just landed. */
+/* Our slot (copy) or the file's registered window (zero-copy) -> the
+ * chunk's slot of the server's ring, with the immediate that tells the
+ * server which chunk just landed. */
 static int post_chunk_write(struct client *cl, uint64_t seq)
 {
 	uint32_t chunk = cl->opt.chunk, len = xfer_chunk_len(cl->size, chunk, seq);
 	uint16_t slot = (uint16_t)(seq % cl->opt.depth);
 	uint64_t off = (uint64_t)slot * chunk;
+	struct rc_buf *src;
+	size_t src_off;
 
 	if (!rc_remote_range_ok(&cl->peer_ring, off, len))
 		return rc_fail(&cl->conn.log, EPROTO, "slot %u is outside the server's ring", slot);
-	/* Signalled: the completion says our slot may be refilled. */
-	return rc_post_rdma(&cl->conn, IBV_WR_RDMA_WRITE_WITH_IMM, cl->ring, off, len,
+	xfer_src_where(&cl->src, seq, cl->ring, &src, &src_off);
+	/* Signalled: the completion says our source may be reused. */
+	return rc_post_rdma(&cl->conn, IBV_WR_RDMA_WRITE_WITH_IMM, src, src_off, len,
 			    cl->peer_ring.addr + off, cl->peer_ring.rkey, xfer_imm_pack(seq, slot),
 			    slot, true);
 }
 
+/*
+ * Every WRITE completed: is the source still what we sent? Only then
+ * DONE, so a file changed under us never reaches the server's commit.
+ */
 static int send_done(struct client *cl)
 {
 	struct xfer_msg m = { .type = XFER_T_DONE };
+	char why[RC_ERR_LEN];
 
-	xfer_hash_final(&cl->hash, cl->digest);
+	/* The file is ours alone: the disk thread is through. */
+	xfer_disk_stop(&cl->disk);
+	if (xfer_hpool_top(&cl->disk.pool, cl->digest))
+		return give_up(cl, EINVAL, "%s", "internal error: the chunks are not all hashed");
+	if (xfer_src_verify(&cl->src, cl->digest, why, sizeof(why)))
+		return give_up(cl, EIO, "client: %s; nothing was stored", why);
 	m.u.done.size = cl->size;
 	memcpy(m.u.done.hash, cl->digest, XFER_HASH_LEN);
 	return xfer_ctl_send(&cl->ctl, &m);
@@ -516,24 +531,30 @@ static int check_committed(struct client *cl, const struct xfer_done *d)
 }
 
 /* The disk thread for this transfer: xfer_io_read (put: file -> our
- * slots) or xfer_io_write (get: our slots -> the temporary file). */
+ * slots) or xfer_io_write (get: our slots -> the temporary file), and its
+ * hashing threads. */
 static int start_disk(struct client *cl, uint64_t allowed, xfer_disk_fn fn)
 {
+	struct xfer_hash_cfg h = { .threads = cl->opt.hash_threads,
+				   .size = cl->size,
+				   .chunk = cl->opt.chunk,
+				   .depth = cl->opt.depth,
+				   .fn = fn == xfer_io_read ? xfer_io_hash_src
+							    : xfer_io_hash_sink };
 	char why[RC_ERR_LEN];
 	int ret;
 
-	cl->io = (struct xfer_io){ .ring = cl->ring->addr,
+	cl->io = (struct xfer_io){ .ring = cl->ring ? cl->ring->addr : NULL,
 				   .chunk = cl->opt.chunk,
 				   .depth = cl->opt.depth,
 				   .size = cl->size,
-				   .fd = cl->fd,
+				   .src = &cl->src,
 				   .sink = &cl->sink,
-				   .hash = &cl->hash,
 				   .log = &cl->conn.log,
 				   .who = "client",
 				   .name = cl->qlocal };
-	ret = xfer_disk_start(&cl->disk, &cl->conn, cl->nchunks, allowed, fn, &cl->io, why,
-			      sizeof(why));
+	ret = xfer_disk_start_hashed(&cl->disk, &cl->conn, allowed, fn, &cl->io, &h, why,
+				     sizeof(why));
 	return ret ? give_up(cl, -ret, "client: %s", why) : 0;
 }
 
@@ -572,7 +593,7 @@ static int put_loop(struct client *cl)
 				return ret;
 			continue;
 		}
-		if (posted == n && !done_sent) {
+		if (written == n && !done_sent) {
 			ret = send_done(cl);
 			if (ret)
 				return ret;
@@ -581,8 +602,10 @@ static int put_loop(struct client *cl)
 		}
 		if (committed && written == n)
 			return 0;
-		progress_show(cl, credited * cl->opt.chunk < cl->size ? credited * cl->opt.chunk
-								      : cl->size);
+		xfer_progress_show(&cl->prog, "put",
+				   credited * cl->opt.chunk < cl->size ? credited * cl->opt.chunk
+								       : cl->size,
+				   cl->size);
 		/* Nothing to do but wait for a completion or the disk. */
 		ret = xfer_ctl_next(&cl->ctl, &wc);
 		if (ret == -EAGAIN)
@@ -607,6 +630,12 @@ static int put_loop(struct client *cl)
 						sizeof(why));
 			if (ret)
 				return rc_fail(&cl->conn.log, EPROTO, "protocol error: %s", why);
+			/* The server's digest of the chunk it stored must be
+			 * ours: else the chunk is named, nothing is stored. */
+			ret = xfer_hpool_check(&cl->disk.pool, m.u.credit.seq, m.u.credit.hash, why,
+					       sizeof(why));
+			if (ret)
+				return give_up(cl, -ret, "%s", why);
 			credited++;
 		} else if (m.type == XFER_T_COMMITTED && done_sent && credited == n) {
 			ret = check_committed(cl, &m.u.done);
@@ -650,13 +679,16 @@ static int post_chunk_read(struct client *cl, uint64_t seq)
 			    cl->peer_ring.addr + off, cl->peer_ring.rkey, 0, slot, true);
 }
 
-/* The chunk is in the file: give its slot back to the server. */
+/* The chunk is in the file and matched the CHUNK's digest: give its slot
+ * back to the server, with our digest of it. */
 static int send_credit(struct client *cl, uint64_t seq)
 {
 	struct xfer_msg m = { .type = XFER_T_CREDIT };
 
 	m.u.credit.seq = seq;
 	m.u.credit.slot = (uint16_t)(seq % cl->opt.depth);
+	if (xfer_hpool_digest(&cl->disk.pool, seq, m.u.credit.hash))
+		return give_up(cl, EINVAL, "internal error: no digest of chunk %" PRIu64, seq);
 	return xfer_ctl_send(&cl->ctl, &m);
 }
 
@@ -667,7 +699,8 @@ static int commit_get(struct client *cl, const struct xfer_done *d)
 	char why[RC_ERR_LEN], ours[2 * XFER_HASH_LEN + 1], theirs[2 * XFER_HASH_LEN + 1];
 	int ret;
 
-	xfer_hash_final(&cl->hash, cl->digest);
+	if (xfer_hpool_top(&cl->disk.pool, cl->digest))
+		return give_up(cl, EINVAL, "%s", "internal error: the chunks are not all hashed");
 	if (d->size != cl->size)
 		return give_up(cl, EPROTO, "DONE for %" PRIu64 " bytes, ACCEPT said %" PRIu64,
 			       d->size, cl->size);
@@ -687,7 +720,7 @@ static int commit_get(struct client *cl, const struct xfer_done *d)
 	ret = xfer_sink_commit(&cl->sink, why, sizeof(why));
 	if (ret)
 		return give_up(cl, -ret, "client: %s", why);
-	rc_trace(&cl->conn.log, "renamed into place: %s (was %s)", cl->sink.name, cl->sink.tmp);
+	rc_trace(&cl->conn.log, "in place: %s (%s)", cl->sink.name, cl->sink.how);
 	m.u.done.size = cl->size;
 	memcpy(m.u.done.hash, cl->digest, XFER_HASH_LEN);
 	ret = xfer_ctl_send(&cl->ctl, &m);
@@ -736,8 +769,10 @@ static int get_loop(struct client *cl)
 			xfer_disk_stop(&cl->disk);
 			return commit_get(cl, &fin);
 		}
-		progress_show(cl, stored * cl->opt.chunk < cl->size ? stored * cl->opt.chunk
-								    : cl->size);
+		xfer_progress_show(&cl->prog, "get",
+				   stored * cl->opt.chunk < cl->size ? stored * cl->opt.chunk
+								     : cl->size,
+				   cl->size);
 		ret = xfer_ctl_next(&cl->ctl, &wc);
 		if (ret == -EAGAIN)
 			continue; /* the disk thread wrote a chunk */
@@ -762,6 +797,9 @@ static int get_loop(struct client *cl)
 					       cl->opt.depth, why, sizeof(why));
 			if (ret)
 				return give_up(cl, EPROTO, "protocol error: %s", why);
+			/* The hashing thread compares the chunk with this as
+			 * soon as it is in the file, and names it if it differs. */
+			xfer_hpool_expect(&cl->disk.pool, announced, m.u.chunk.hash);
 			announced++;
 		} else if (m.type == XFER_T_DONE && !have_done && announced == n) {
 			fin = m.u.done;
@@ -790,59 +828,28 @@ static int get_file(struct client *cl)
 /* main                                                                */
 /* ------------------------------------------------------------------ */
 
-static void print_result(struct client *cl)
+/* What there is to report, on success or failure (xfer-report.h). */
+static void report(const struct client *cl, int code, const char *error)
 {
-	double secs = (double)(cl->t1_ns - cl->t0_ns) / 1e9;
-	char hex[2 * XFER_HASH_LEN + 1];
+	struct xfer_result r = { .size = cl->size,
+				 .t0_ns = cl->t0_ns,
+				 .t1_ns = cl->t1_ns,
+				 .digest = cl->digest,
+				 /* the source path, once setup chose it */
+				 .src = cl->opt.op == XFER_PUT && cl->src.chosen ? &cl->src : NULL,
+				 .copied = cl->io.copied,
+				 .cpu_known = cl->cpu_counted };
+	struct xfer_cpu end = cl->cpu1;
 
-	xfer_hash_hex(cl->digest, hex);
-	printf("%s %s: %" PRIu64 " bytes in %.3f s (%.1f MiB/s), %s %s verified\n",
-	       cl->opt.op == XFER_PUT ? "put" : "get", cl->opt.name, cl->size, secs,
-	       secs > 0 ? (double)cl->size / secs / 1048576.0 : 0.0, XFER_HASH_NAME, hex);
-}
-
-/*
- * --json: one object with what was asked and what happened, printed on
- * success and on failure alike (error: the message stderr got, or null).
- */
-static void print_json(const struct client *cl, int code, const char *error)
-{
-	static struct rc_json j; /* 32 KiB: not on the stack */
-	double secs = (double)(cl->t1_ns - cl->t0_ns) / 1e9;
-	char hex[2 * XFER_HASH_LEN + 1];
-	bool ok = code == RC_EXIT_OK;
-
-	rc_json_init(&j);
-	rc_json_object(&j, NULL);
-	rc_json_str(&j, "program", "rdma-client");
-	rc_json_str(&j, "example", "03_file-transfer");
-	rc_json_bool(&j, "ok", ok);
-	if (code != RC_EXIT_USAGE || cl->opt.local) {
-		rc_json_str(&j, "op", cl->opt.op == XFER_PUT ? "put" : "get");
-		rc_json_str(&j, "server", cl->opt.host);
-		rc_json_u64(&j, "port", strtoul(cl->opt.rc.port, NULL, 10));
-		rc_json_str(&j, "name", cl->opt.name);
-		rc_json_str(&j, "local", cl->opt.local);
-		rc_json_u64(&j, "chunk", cl->opt.chunk);
-		rc_json_u64(&j, "depth", cl->opt.depth);
-		/* The file's size: known from the start for a put, from the
-		 * server's ACCEPT for a get. */
-		rc_json_u64(&j, "size", cl->size);
-		rc_json_u64(&j, "bytes", ok ? cl->size : 0);
-		rc_json_double(&j, "seconds", ok ? secs : 0);
-		rc_json_double(&j, "mib_s",
-			       ok && secs > 0 ? (double)cl->size / secs / 1048576.0 : 0);
-		rc_json_str(&j, "hash_name", XFER_HASH_NAME);
-		xfer_hash_hex(cl->digest, hex);
-		/* Both sides computed it over the data and compared. */
-		rc_json_str(&j, "hash", ok ? hex : NULL);
-		rc_json_bool(&j, "verified", ok);
-	}
-	rc_json_str(&j, "error", error);
-	rc_json_i64(&j, "exit_code", code);
-	rc_json_end(&j);
-	if (rc_json_finish(&j, stdout))
-		fprintf(stderr, "rdma-client: could not write the JSON output\n");
+	/* Failed before the transfer's end: the CPU time until now. */
+	if (!cl->t1_ns)
+		xfer_cpu_add(&end, RUSAGE_SELF);
+	r.cpu.user_us = end.user_us > cl->cpu0.user_us ? end.user_us - cl->cpu0.user_us : 0;
+	r.cpu.sys_us = end.sys_us > cl->cpu0.sys_us ? end.sys_us - cl->cpu0.sys_us : 0;
+	if (cl->opt.json)
+		xfer_print_json(&cl->opt, &r, code, error);
+	else if (code == RC_EXIT_OK && !cl->opt.quiet)
+		xfer_print_result(&cl->opt, &r);
 }
 
 int main(int argc, char **argv)
@@ -861,7 +868,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "rdma-client: %s (try --help)\n", err);
 			if (rc_json_wanted(argc, argv)) {
 				cl.opt.local = NULL; /* not parsed: no details */
-				print_json(&cl, RC_EXIT_USAGE, err);
+				xfer_print_json(&cl.opt,
+						&(struct xfer_result){ .digest = cl.digest },
+						RC_EXIT_USAGE, err);
 			}
 		}
 		return ret > 0 ? RC_EXIT_OK : RC_EXIT_USAGE;
@@ -873,6 +882,9 @@ int main(int argc, char **argv)
 	snprintf(cl.qlocal, sizeof(cl.qlocal), "'%.390s'", cl.opt.local);
 	rc_conn_init(c, "client", cl.opt.rc.verbose, cl.opt.rc.timeout_ms, -1);
 	c->busy_poll = cl.opt.rc.busy_poll;
+	c->ack_timeout = (uint8_t)cl.opt.rc.ack_timeout;
+	c->retry_count = (uint8_t)cl.opt.rc.retry_count;
+	c->link_hooks = &rc_link_counters; /* a lossy link extends the waits */
 
 	/* 1. The local side, before any traffic: exit 2 if it is wrong. */
 	ret = cl.opt.op == XFER_PUT ? open_source(&cl, err, sizeof(err))
@@ -888,18 +900,16 @@ int main(int argc, char **argv)
 		code = RC_EXIT_USAGE;
 		goto out;
 	}
-	if (xfer_hash_init(&cl.hash)) {
-		error = "out of memory";
-		fprintf(stderr, "rdma-client: %s\n", error);
-		goto out;
-	}
 	/* 2. Which device and path reach the server? */
 	ret = rc_client_resolve(c, cl.opt.host, cl.opt.rc.port);
 	if (ret) {
 		code = RC_EXIT_NOCONN;
 		goto fail;
 	}
-	/* 3. QP, ring and control buffers; receives posted. */
+	/* 3. QP, ring and control buffers; receives posted. The CPU time
+	 * from here on is the transfer's: not the process's start-up. */
+	xfer_cpu_add(&cl.cpu0, RUSAGE_SELF);
+	cl.cpu_counted = true;
 	ret = setup(&cl, &usage);
 	if (ret) {
 		code = usage ? RC_EXIT_USAGE : RC_EXIT_FAIL;
@@ -914,22 +924,22 @@ int main(int argc, char **argv)
 	}
 	/* 5. Which file; the server's ring. */
 	cl.t0_ns = rc_now_ns();
-	cl.prog = (struct progress){ .on = cl.opt.progress == 1 ||
-					   (cl.opt.progress < 0 && isatty(STDERR_FILENO)),
-				     .tty = isatty(STDERR_FILENO),
-				     .t0_ns = cl.t0_ns }; /* last_ns 0: show at once */
+	cl.prog = (struct xfer_progress){ .on = cl.opt.progress == 1 ||
+						(cl.opt.progress < 0 && isatty(STDERR_FILENO)),
+					  .tty = isatty(STDERR_FILENO),
+					  .t0_ns = cl.t0_ns }; /* last_ns 0: show at once */
 	ret = request(&cl);
 	/* 6. The data, then DONE and COMMITTED. */
 	if (!ret)
 		ret = cl.opt.op == XFER_PUT ? put_file(&cl) : get_file(&cl);
 	cl.t1_ns = rc_now_ns();
-	progress_end(&cl);
+	/* Every thread's CPU time, the ended disk and hashing threads too. */
+	xfer_cpu_add(&cl.cpu1, RUSAGE_SELF);
+	xfer_progress_end(&cl.prog);
 	if (ret)
 		goto fail;
 	/* 7. Goodbye. The file is committed: a failure here changes nothing. */
 	rc_disconnect(c);
-	if (!cl.opt.quiet && !cl.opt.json)
-		print_result(&cl);
 	code = RC_EXIT_OK;
 	goto out;
 fail:
@@ -938,14 +948,15 @@ fail:
 	error = msg;
 	fprintf(stderr, "rdma-client: %s\n", msg);
 out:
-	if (cl.opt.json)
-		print_json(&cl, code, code == RC_EXIT_OK ? NULL : error);
-	/* A get that did not commit leaves nothing behind. */
+	/* The disk thread's counters are final once it is stopped. */
 	xfer_disk_stop(&cl.disk);
+	report(&cl, code, code == RC_EXIT_OK ? NULL : error);
+	/* A get that did not commit leaves nothing behind. */
 	xfer_sink_abort(&cl.sink);
+	/* The windows' MRs before the PD that rc_conn_destroy frees. */
+	xfer_src_release(&cl.src);
 	rc_conn_destroy(c);
 	xfer_ctl_free(&cl.ctl);
-	xfer_hash_free(&cl.hash);
 	if (cl.fd >= 0)
 		close(cl.fd);
 	if (cl.dirfd >= 0)

@@ -12,15 +12,18 @@
  *   put: each chunk arrives by RDMA_WRITE_WITH_IMM straight into a ring
  *        slot (no receive buffer, no copy by us on the way in); the
  *        immediate names the slot and sequence, which we check; we pwrite
- *        the slot to a temporary file and return the slot with a CREDIT;
- *        at DONE we fsync, compare the checksum and rename into place;
+ *        the slot to a temporary file and return the slot with a CREDIT
+ *        that carries our digest of the chunk (the client compares it);
+ *        at DONE we fsync, compare the top digest and rename into place;
  *   get: we pread the next chunks into free slots, announce each with a
- *        CHUNK message; the client RDMA_READs it and returns a CREDIT.
+ *        CHUNK message that carries its digest; the client RDMA_READs it,
+ *        checks it and returns a CREDIT with its digest.
  * Each client has its own thread, QP, CQ, ring and file (rc_serve in
  * common/): one client's crash, stall or garbage only ends its own
- * transfer. Each transfer also has a disk thread for the pwrite/pread and
- * the checksum of each chunk, so the client's thread stays free for the
- * verbs calls (xfer-disk.h says how the two hand chunks over).
+ * transfer. Each transfer also has a disk thread for the pwrite/pread of
+ * each chunk and --hash-threads threads for its XXH3-128, so the client's
+ * thread stays free for the verbs calls (xfer-disk.h says how they hand
+ * chunks over).
  *
  * Copies: RDMA removes the socket-buffer copies and the protocol work of
  * TCP (the NIC moves the bytes between the two rings). What remains is one
@@ -36,15 +39,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "auth.h"
 #include "xfer-ctl.h"
 #include "xfer-disk.h"
-#include "xfer-file.h"
 #include "xfer-msg.h"
+#include "xfer-name.h"
 #include "xfer-opts.h"
+#include "xfer-report.h"
+#include "xfer-sink.h"
+#include "xfer-src.h"
 #include "rc-server.h"
 
 struct server {
@@ -58,17 +65,17 @@ struct session {
 	struct rc_conn *c;
 	const struct server *srv;
 	struct xfer_hello hello;
-	uint8_t rd_depth;	/* get: READs we accepted to serve at once */
-	struct rc_buf *ring;	/* hello.depth slots of hello.chunk bytes */
-	struct xfer_ctl ctl;	/* control messages */
-	struct xfer_hash hash;	/* of the data as we write or read it */
-	struct xfer_disk disk;	/* pwrite/pread and XXH3 of each chunk */
-	struct xfer_io io;	/* what the disk thread works on */
-	struct xfer_sink sink;	/* put: the temporary file */
-	int fd;			/* get: the file served */
-	uint64_t size, nchunks; /* of the file */
-	char qname[400];	/* the name, quoted for messages */
-	uint8_t digest[XFER_HASH_LEN];
+	uint8_t rd_depth;	       /* get: READs we accepted to serve at once */
+	struct rc_buf *ring;	       /* hello.depth slots of hello.chunk bytes */
+	struct xfer_ctl ctl;	       /* control messages */
+	struct xfer_disk disk;	       /* pwrite/pread, and XXH3 of each chunk */
+	struct xfer_io io;	       /* what the disk thread works on */
+	struct xfer_sink sink;	       /* put: the temporary file */
+	int fd;			       /* get: the file served */
+	struct xfer_src src;	       /* get: its chunks, pread into the ring */
+	uint64_t size, nchunks;	       /* of the file */
+	char qname[400];	       /* the name, quoted for messages */
+	uint8_t digest[XFER_HASH_LEN]; /* the top digest (xfer-hash.h) */
 	uint8_t nonce[XFER_NONCE_LEN]; /* of our CHALLENGE: the proof must cover it */
 };
 
@@ -303,11 +310,11 @@ static int start_put(struct session *s, const struct xfer_request *r)
 
 	s->size = r->size;
 	s->nchunks = xfer_nchunks(s->size, s->hello.chunk);
-	ret = xfer_sink_open(&s->sink, s->srv->dirfd, r->name, r->flags & XFER_REQ_F_FORCE, why,
-			     sizeof(why));
+	ret = xfer_sink_open(&s->sink, s->srv->dirfd, r->name,
+			     r->flags & XFER_REQ_F_FORCE ? XFER_SINK_FORCE : 0, why, sizeof(why));
 	if (ret)
 		return refuse(s, -ret, "%s", why);
-	rc_trace(&s->c->log, "created temporary file for %s: %s", s->sink.name, s->sink.tmp);
+	rc_trace(&s->c->log, "created temporary file for %s: %s", s->sink.name, s->sink.how);
 	return send_accept(s);
 }
 
@@ -346,6 +353,11 @@ static int start_get(struct session *s, const struct xfer_request *r)
 	posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	s->size = (uint64_t)st.st_size;
 	s->nchunks = xfer_nchunks(s->size, s->hello.chunk);
+	/* Its size and times now: DONE waits until they are compared. The
+	 * copy path (get has no zero-copy path yet: the client would need to
+	 * learn each window's rkey). */
+	xfer_src_init(&s->src, s->fd, &st, s->hello.chunk, s->hello.depth);
+	snprintf(s->src.why, sizeof(s->src.why), "%s", "get has no zero-copy path yet");
 	return send_accept(s);
 }
 
@@ -395,14 +407,18 @@ static int on_chunk_arrived(struct session *s, uint64_t seq, const struct ibv_wc
 	return 0;
 }
 
-/* Chunk seq is in the file: its slot is free again, and that is the
- * credit. */
+/* Chunk seq is in the file and hashed: its slot is free again, and that
+ * is the credit. It carries our digest of the chunk: the client compares
+ * it with its own and names the chunk if they differ (no message of a
+ * put carries the client's digest to us before the data). */
 static int send_credit(struct session *s, uint64_t seq)
 {
 	struct xfer_msg m = { .type = XFER_T_CREDIT };
 
 	m.u.credit.seq = seq;
 	m.u.credit.slot = (uint16_t)(seq % s->hello.depth);
+	if (xfer_hpool_digest(&s->disk.pool, seq, m.u.credit.hash))
+		return refuse(s, EINVAL, "internal error: no digest of chunk %" PRIu64, seq);
 	return xfer_ctl_send(&s->ctl, &m);
 }
 
@@ -425,18 +441,46 @@ static int start_disk(struct session *s, uint64_t allowed, xfer_disk_fn fn)
 	char why[RC_ERR_LEN];
 	int ret;
 
+	struct xfer_hash_cfg h = { .threads = s->srv->opt.hash_threads,
+				   .size = s->size,
+				   .chunk = s->hello.chunk,
+				   .depth = s->hello.depth,
+				   .fn = fn == xfer_io_read ? xfer_io_hash_src
+							    : xfer_io_hash_sink };
+
 	s->io = (struct xfer_io){ .ring = s->ring->addr,
 				  .chunk = s->hello.chunk,
 				  .depth = s->hello.depth,
 				  .size = s->size,
-				  .fd = s->fd,
+				  .src = &s->src,
 				  .sink = &s->sink,
-				  .hash = &s->hash,
 				  .log = &s->c->log,
 				  .who = "server",
 				  .name = s->qname };
-	ret = xfer_disk_start(&s->disk, s->c, s->nchunks, allowed, fn, &s->io, why, sizeof(why));
+	ret = xfer_disk_start_hashed(&s->disk, s->c, allowed, fn, &s->io, &h, why, sizeof(why));
 	return ret ? refuse(s, -ret, "server: %s", why) : 0;
+}
+
+/*
+ * -v: the CPU time this transfer took on our side, for a benchmark to add
+ * to the client's. Per thread, not the process's: the process serves
+ * other clients meanwhile. This connection's thread (from the connect
+ * request on) and its disk and hashing threads, each measured by itself
+ * (getrusage RUSAGE_THREAD); the listener's share (the connect request
+ * event) is not in it, nor the kernel's own threads (writeback).
+ */
+static void trace_cpu(struct session *s)
+{
+	struct xfer_cpu cpu = { 0 };
+	char line[128];
+
+	xfer_cpu_add(&cpu, RUSAGE_THREAD);
+	xfer_disk_cpu(&s->disk, &cpu);
+	xfer_cpu_fmt(line, sizeof(line), &cpu, s->size);
+	rc_trace(&s->c->log,
+		 "CPU: %s (this transfer's threads: this connection's, its disk thread and %u "
+		 "hashing threads)",
+		 line, s->srv->opt.hash_threads);
 }
 
 /* DONE: all data is here. fsync, verify, rename, answer. */
@@ -451,7 +495,8 @@ static int on_put_done(struct session *s, uint64_t arrived, const struct xfer_do
 			      "protocol error: DONE after %" PRIu64 " of %" PRIu64
 			      " chunks, for %" PRIu64 " of %" PRIu64 " bytes",
 			      arrived, s->nchunks, d->size, s->size);
-	xfer_hash_final(&s->hash, s->digest);
+	if (xfer_hpool_top(&s->disk.pool, s->digest))
+		return refuse(s, EINVAL, "%s", "internal error: the chunks are not all hashed");
 	ret = xfer_sink_sync(&s->sink, s->size, why, sizeof(why));
 	if (ret)
 		return refuse(s, -ret, "server: %s; removed the partial file", why);
@@ -466,7 +511,10 @@ static int on_put_done(struct session *s, uint64_t arrived, const struct xfer_do
 	ret = xfer_sink_commit(&s->sink, why, sizeof(why));
 	if (ret)
 		return refuse(s, -ret, "server: %s", why);
-	rc_trace(&s->c->log, "renamed into place: %s (was %s)", s->sink.name, s->sink.tmp);
+	rc_trace(&s->c->log, "in place: %s (%s)", s->sink.name, s->sink.how);
+	rc_trace(&s->c->log, "copied by the CPU: %" PRIu64 " file bytes (pwrite from the ring)",
+		 s->io.copied);
+	trace_cpu(s);
 	m.u.done.size = s->size;
 	memcpy(m.u.done.hash, s->digest, XFER_HASH_LEN);
 	ret = xfer_ctl_send(&s->ctl, &m);
@@ -562,12 +610,16 @@ static int announce_chunk(struct session *s, uint64_t seq)
 					 .offset = seq * chunk,
 					 .len = len,
 					 .slot = (uint16_t)(seq % s->hello.depth) };
+	/* Our digest of what is in the slot: the client checks the chunk
+	 * against it as soon as it has written it. */
+	if (xfer_hpool_digest(&s->disk.pool, seq, m.u.chunk.hash))
+		return refuse(s, EINVAL, "internal error: no digest of chunk %" PRIu64, seq);
 	return xfer_ctl_send(&s->ctl, &m);
 }
 
 static int on_get_committed(struct session *s, uint64_t credited, const struct xfer_done *d)
 {
-	char ours[2 * XFER_HASH_LEN + 1], theirs[2 * XFER_HASH_LEN + 1];
+	char path[300], ours[2 * XFER_HASH_LEN + 1], theirs[2 * XFER_HASH_LEN + 1];
 
 	xfer_hash_hex(s->digest, ours);
 	xfer_hash_hex(d->hash, theirs);
@@ -579,6 +631,9 @@ static int on_get_committed(struct session *s, uint64_t credited, const struct x
 			       s->qname, d->size, XFER_HASH_NAME, theirs, s->size, ours);
 	printf("get %s to %s: %" PRIu64 " bytes, %s %s verified by the client\n", s->qname,
 	       s->c->peer, s->size, XFER_HASH_NAME, ours);
+	rc_trace(&s->c->log, "source: %s; copied by the CPU: %" PRIu64 " file bytes",
+		 xfer_src_path(&s->src, path, sizeof(path)), s->io.copied);
+	trace_cpu(s);
 	return 0;
 }
 
@@ -605,8 +660,14 @@ static int send_loop(struct session *s)
 			continue;
 		}
 		if (announced == s->nchunks && !done_sent) {
+			/* Every chunk is read: is the file still what we read? */
+			xfer_disk_stop(&s->disk);
+			if (xfer_hpool_top(&s->disk.pool, s->digest))
+				return refuse(s, EINVAL, "%s",
+					      "internal error: the chunks are not all hashed");
+			if (xfer_src_verify(&s->src, s->digest, why, sizeof(why)))
+				return refuse(s, EIO, "server: %s; nothing was stored", why);
 			m = (struct xfer_msg){ .type = XFER_T_DONE };
-			xfer_hash_final(&s->hash, s->digest);
 			m.u.done.size = s->size;
 			memcpy(m.u.done.hash, s->digest, XFER_HASH_LEN);
 			ret = xfer_ctl_send(&s->ctl, &m);
@@ -630,6 +691,12 @@ static int send_loop(struct session *s)
 						why, sizeof(why));
 			if (ret)
 				return refuse(s, EPROTO, "protocol error: %s", why);
+			/* The client's digest of the chunk it stored must be
+			 * ours (it checked ours, from the CHUNK, first). */
+			ret = xfer_hpool_check(&s->disk.pool, m.u.credit.seq, m.u.credit.hash, why,
+					       sizeof(why));
+			if (ret)
+				return refuse(s, -ret, "%s", why);
 			/* The client has the chunk: its slot may be refilled. */
 			credited++;
 			xfer_disk_allow(&s->disk, credited + s->hello.depth);
@@ -683,11 +750,6 @@ static int serve_client(struct rc_conn *c, const void *priv, size_t priv_len, vo
 		goto out;
 	printf("connection from %s: %s, chunk %u x depth %u\n", c->peer,
 	       s.hello.op == XFER_PUT ? "put" : "get", s.hello.chunk, s.hello.depth);
-	ret = xfer_hash_init(&s.hash);
-	if (ret) {
-		rc_fail(&c->log, -ret, "cannot set up the checksum: %s", strerror(-ret));
-		goto out;
-	}
 	ret = send_challenge(&s);
 	if (!ret)
 		ret = wait_request(&s, &m);
@@ -702,9 +764,9 @@ out:
 	 * file; after a commit there is none left to remove. */
 	xfer_disk_stop(&s.disk);
 	xfer_sink_abort(&s.sink);
+	xfer_src_release(&s.src);
 	if (s.fd >= 0)
 		close(s.fd);
-	xfer_hash_free(&s.hash);
 	xfer_ctl_free(&s.ctl);
 	return ret;
 }

@@ -9,10 +9,20 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------ */
 /* Control channel                                                     */
 /* ------------------------------------------------------------------ */
+
+uint64_t xfer_ctl_locked(unsigned nrecv, unsigned nsend)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	/* rc_buf_alloc aligns each region to a page: whole pages pinned. */
+	return ((uint64_t)nrecv * XFER_MSG_MAX + page - 1) / page * page +
+	       ((uint64_t)nsend * XFER_MSG_MAX + page - 1) / page * page;
+}
 
 int xfer_ctl_init(struct xfer_ctl *x, struct rc_conn *c, unsigned nrecv, unsigned nsend)
 {

@@ -38,6 +38,9 @@ struct xfer_ctl {
  * for an ERROR, which is always the last message a side sends. */
 #define XFER_RECVS(depth) ((unsigned)(depth) + 2u)
 
+/* The locked memory xfer_ctl_init registers for nrecv and nsend buffers
+ * (two page-aligned regions, whole pages pinned). */
+uint64_t xfer_ctl_locked(unsigned nrecv, unsigned nsend);
 /* After rc_create_qp: register the buffers and post every receive. */
 int xfer_ctl_init(struct xfer_ctl *x, struct rc_conn *c, unsigned nrecv, unsigned nsend);
 void xfer_ctl_free(struct xfer_ctl *x);

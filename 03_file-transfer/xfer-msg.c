@@ -7,61 +7,19 @@
 #define _GNU_SOURCE
 #include "xfer-msg.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "xfer-file.h" /* xfer_quote, xfer_hash_hex: for xfer_msg_describe */
+#include "xfer-hash.h" /* xfer_hash_hex: for xfer_msg_describe */
+#include "xfer-name.h" /* xfer_quote: likewise */
 
 /* ------------------------------------------------------------------ */
-/* Byte order: every field is big-endian; memcpy because received       */
-/* buffers are not aligned for wider loads.                             */
+/* Byte order: every field is big-endian (rc_put*, rc_get* of         */
+/* rdma-common.h, which need no alignment).                             */
 /* ------------------------------------------------------------------ */
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	v = htobe16(v);
-	memcpy(p, &v, 2);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htobe32(v);
-	memcpy(p, &v, 4);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	v = htobe64(v);
-	memcpy(p, &v, 8);
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return be16toh(v);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return be32toh(v);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return be64toh(v);
-}
 
 static bool all_zero(const uint8_t *p, size_t n)
 {
@@ -71,16 +29,6 @@ static bool all_zero(const uint8_t *p, size_t n)
 		if (p[i])
 			return false;
 	return true;
-}
-
-static int __attribute__((format(printf, 3, 4))) bad(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EBADMSG;
 }
 
 /* ------------------------------------------------------------------ */
@@ -110,8 +58,8 @@ size_t xfer_hello_pack(uint8_t buf[XFER_HELLO_LEN], const struct xfer_hello *h)
 	rc_hdr_pack(buf, XFER_T_HELLO, XFER_HELLO_BODY, 0);
 	b[0] = h->op;
 	b[1] = h->version;
-	put16(b + 2, h->depth);
-	put32(b + 4, h->chunk);
+	rc_put16(b + 2, h->depth);
+	rc_put32(b + 4, h->chunk);
 	return XFER_HELLO_LEN;
 }
 
@@ -120,19 +68,13 @@ int xfer_hello_unpack(const void *priv, size_t len, struct xfer_hello *h, char *
 	struct rc_msg m;
 	int ret;
 
-	ret = rc_priv_unpack(priv, len, &m, err, errlen);
+	ret = rc_hello_expect(priv, len, XFER_T_HELLO, XFER_HELLO_BODY, &m, err, errlen);
 	if (ret)
 		return ret;
-	if (m.type != XFER_T_HELLO || m.length != XFER_HELLO_BODY)
-		return bad(err, errlen, "expected a HELLO of %d bytes, got type 0x%02x of %u bytes",
-			   XFER_HELLO_BODY, m.type, m.length);
-	/* The first message of the connection, like any other: seq 0. */
-	if (m.seq != 0)
-		return bad(err, errlen, "HELLO with sequence number %u, expected 0", m.seq);
 	h->op = m.body[0];
 	h->version = m.body[1];
-	h->depth = get16(m.body + 2);
-	h->chunk = get32(m.body + 4);
+	h->depth = rc_get16(m.body + 2);
+	h->chunk = rc_get32(m.body + 4);
 	/* Version 1 had a reserved zero byte here. An old peer must get a
 	 * clear answer, not a protocol error later on. */
 	if (h->version != XFER_PROTO_VERSION) {
@@ -143,7 +85,7 @@ int xfer_hello_unpack(const void *priv, size_t len, struct xfer_hello *h, char *
 		return -EPROTO;
 	}
 	if (h->op != XFER_PUT && h->op != XFER_GET)
-		return bad(err, errlen, "unknown operation %u (1 put, 2 get)", h->op);
+		return rc_bad_msg(err, errlen, "unknown operation %u (1 put, 2 get)", h->op);
 	if (h->depth < 1 || h->depth > XFER_MAX_DEPTH || h->chunk < XFER_MIN_CHUNK ||
 	    h->chunk > XFER_MAX_CHUNK) {
 		snprintf(err, errlen, "depth %u or chunk %u outside 1..%d and %u..%u", h->depth,
@@ -179,42 +121,44 @@ size_t xfer_msg_pack(void *buf, uint32_t seq, const struct xfer_msg *m)
 	memset(b, 0, n); /* padding and unused bytes go out as zeros */
 	switch (m->type) {
 	case XFER_T_REQUEST:
-		put64(b, m->u.request.size);
-		put32(b + 8, m->u.request.flags);
+		rc_put64(b, m->u.request.size);
+		rc_put32(b + 8, m->u.request.flags);
 		len = m->u.request.name_len > XFER_NAME_MAX ? XFER_NAME_MAX : m->u.request.name_len;
-		put16(b + 12, (uint16_t)len);
+		rc_put16(b + 12, (uint16_t)len);
 		memcpy(b + 16, m->u.request.name, len);
 		memcpy(b + 272, m->u.request.proof, XFER_PROOF_LEN);
 		break;
 	case XFER_T_ACCEPT:
-		put64(b, m->u.accept.size);
+		rc_put64(b, m->u.accept.size);
 		rc_remote_buf_pack(b + 8, &m->u.accept.ring);
-		put16(b + 24, m->u.accept.rd_depth);
+		rc_put16(b + 24, m->u.accept.rd_depth);
 		break;
 	case XFER_T_ERROR:
-		put32(b, m->u.error.code);
+		rc_put32(b, m->u.error.code);
 		len = strnlen(m->u.error.text, XFER_ERR_TEXT);
-		put16(b + 4, (uint16_t)len);
+		rc_put16(b + 4, (uint16_t)len);
 		memcpy(b + 8, m->u.error.text, len);
 		break;
 	case XFER_T_CHUNK:
-		put64(b, m->u.chunk.seq);
-		put64(b + 8, m->u.chunk.offset);
-		put32(b + 16, m->u.chunk.len);
-		put16(b + 20, m->u.chunk.slot);
+		rc_put64(b, m->u.chunk.seq);
+		rc_put64(b + 8, m->u.chunk.offset);
+		rc_put32(b + 16, m->u.chunk.len);
+		rc_put16(b + 20, m->u.chunk.slot);
+		memcpy(b + 24, m->u.chunk.hash, XFER_HASH_LEN);
 		break;
 	case XFER_T_CREDIT:
-		put64(b, m->u.credit.seq);
-		put16(b + 8, m->u.credit.slot);
+		rc_put64(b, m->u.credit.seq);
+		rc_put16(b + 8, m->u.credit.slot);
+		memcpy(b + 16, m->u.credit.hash, XFER_HASH_LEN);
 		break;
 	case XFER_T_DONE:
 	case XFER_T_COMMITTED:
-		put64(b, m->u.done.size);
+		rc_put64(b, m->u.done.size);
 		memcpy(b + 8, m->u.done.hash, XFER_HASH_LEN);
 		break;
 	case XFER_T_CHALLENGE:
-		put16(b, m->u.challenge.version);
-		put16(b + 2, m->u.challenge.flags);
+		rc_put16(b, m->u.challenge.version);
+		rc_put16(b + 2, m->u.challenge.flags);
 		memcpy(b + 8, m->u.challenge.nonce, XFER_NONCE_LEN);
 		break;
 	default: break;
@@ -248,33 +192,33 @@ int xfer_msg_unpack(const void *buf, size_t byte_len, uint32_t want_seq, struct 
 		return ret;
 	want = body_len(h.type);
 	if (!want)
-		return bad(err, errlen, "unexpected message type 0x%02x", h.type);
+		return rc_bad_msg(err, errlen, "unexpected message type 0x%02x", h.type);
 	if (h.length != want)
-		return bad(err, errlen, "%s of %u body bytes, expected %u", xfer_type_str(h.type),
-			   h.length, want);
+		return rc_bad_msg(err, errlen, "%s of %u body bytes, expected %u",
+				  xfer_type_str(h.type), h.length, want);
 	if (h.seq != want_seq)
-		return bad(err, errlen, "%s has sequence number %u, expected %u",
-			   xfer_type_str(h.type), h.seq, want_seq);
+		return rc_bad_msg(err, errlen, "%s has sequence number %u, expected %u",
+				  xfer_type_str(h.type), h.seq, want_seq);
 	memset(m, 0, sizeof(*m));
 	m->type = h.type;
 	m->seq = h.seq;
 	b = h.body;
 	switch (h.type) {
 	case XFER_T_REQUEST:
-		m->u.request.size = get64(b);
-		m->u.request.flags = get32(b + 8);
-		n = get16(b + 12);
+		m->u.request.size = rc_get64(b);
+		m->u.request.flags = rc_get32(b + 8);
+		n = rc_get16(b + 12);
 		if (m->u.request.size > XFER_MAX_SIZE)
-			return bad(err, errlen, "REQUEST size %" PRIu64 " is too large",
-				   m->u.request.size);
+			return rc_bad_msg(err, errlen, "REQUEST size %" PRIu64 " is too large",
+					  m->u.request.size);
 		if (m->u.request.flags & ~(XFER_REQ_F_FORCE | XFER_REQ_F_PROOF))
-			return bad(err, errlen, "REQUEST has unknown flags 0x%x",
-				   m->u.request.flags);
+			return rc_bad_msg(err, errlen, "REQUEST has unknown flags 0x%x",
+					  m->u.request.flags);
 		if (n < 1 || n > XFER_NAME_MAX)
-			return bad(err, errlen, "REQUEST name length %u outside 1..%d", n,
-				   XFER_NAME_MAX);
+			return rc_bad_msg(err, errlen, "REQUEST name length %u outside 1..%d", n,
+					  XFER_NAME_MAX);
 		if (!all_zero(b + 14, 2) || !all_zero(b + 16 + n, 256 - (size_t)n))
-			return bad(err, errlen, "%s", "REQUEST padding is not zero");
+			return rc_bad_msg(err, errlen, "%s", "REQUEST padding is not zero");
 		/* The name's content (NUL, '/', ...) is judged by
 		 * xfer_name_check, so the server can answer with a clear
 		 * refusal rather than a protocol error. */
@@ -284,64 +228,69 @@ int xfer_msg_unpack(const void *buf, size_t byte_len, uint32_t want_seq, struct 
 		/* Whether the proof is right is the server's question
 		 * (auth.c); here only that an absent one is all zeros. */
 		if (!(m->u.request.flags & XFER_REQ_F_PROOF) && !all_zero(b + 272, XFER_PROOF_LEN))
-			return bad(err, errlen, "%s", "REQUEST has a proof but no proof flag");
+			return rc_bad_msg(err, errlen, "%s",
+					  "REQUEST has a proof but no proof flag");
 		memcpy(m->u.request.proof, b + 272, XFER_PROOF_LEN);
 		break;
 	case XFER_T_ACCEPT:
-		m->u.accept.size = get64(b);
+		m->u.accept.size = rc_get64(b);
 		rc_remote_buf_unpack(b + 8, &m->u.accept.ring);
-		m->u.accept.rd_depth = get16(b + 24);
+		m->u.accept.rd_depth = rc_get16(b + 24);
 		if (m->u.accept.size > XFER_MAX_SIZE)
-			return bad(err, errlen, "ACCEPT size %" PRIu64 " is too large",
-				   m->u.accept.size);
+			return rc_bad_msg(err, errlen, "ACCEPT size %" PRIu64 " is too large",
+					  m->u.accept.size);
 		if (!all_zero(b + 26, 6))
-			return bad(err, errlen, "%s", "ACCEPT padding is not zero");
+			return rc_bad_msg(err, errlen, "%s", "ACCEPT padding is not zero");
 		break;
 	case XFER_T_ERROR:
-		m->u.error.code = get32(b);
-		n = get16(b + 4);
+		m->u.error.code = rc_get32(b);
+		n = rc_get16(b + 4);
 		if (n > XFER_ERR_TEXT || !all_zero(b + 6, 2) ||
 		    !all_zero(b + 8 + n, XFER_ERR_TEXT - (size_t)n))
-			return bad(err, errlen, "%s", "malformed ERROR (text length or padding)");
+			return rc_bad_msg(err, errlen, "%s",
+					  "malformed ERROR (text length or padding)");
 		if (!printable(b + 8, n))
-			return bad(err, errlen, "%s", "ERROR text has control characters");
+			return rc_bad_msg(err, errlen, "%s", "ERROR text has control characters");
 		memcpy(m->u.error.text, b + 8, n);
 		m->u.error.text[n] = '\0';
 		break;
 	case XFER_T_CHUNK:
-		m->u.chunk.seq = get64(b);
-		m->u.chunk.offset = get64(b + 8);
-		m->u.chunk.len = get32(b + 16);
-		m->u.chunk.slot = get16(b + 20);
+		m->u.chunk.seq = rc_get64(b);
+		m->u.chunk.offset = rc_get64(b + 8);
+		m->u.chunk.len = rc_get32(b + 16);
+		m->u.chunk.slot = rc_get16(b + 20);
 		if (!all_zero(b + 22, 2))
-			return bad(err, errlen, "%s", "CHUNK padding is not zero");
+			return rc_bad_msg(err, errlen, "%s", "CHUNK padding is not zero");
+		memcpy(m->u.chunk.hash, b + 24, XFER_HASH_LEN);
 		break;
 	case XFER_T_CREDIT:
-		m->u.credit.seq = get64(b);
-		m->u.credit.slot = get16(b + 8);
+		m->u.credit.seq = rc_get64(b);
+		m->u.credit.slot = rc_get16(b + 8);
 		if (!all_zero(b + 10, 6))
-			return bad(err, errlen, "%s", "CREDIT padding is not zero");
+			return rc_bad_msg(err, errlen, "%s", "CREDIT padding is not zero");
+		memcpy(m->u.credit.hash, b + 16, XFER_HASH_LEN);
 		break;
 	case XFER_T_DONE:
 	case XFER_T_COMMITTED:
-		m->u.done.size = get64(b);
+		m->u.done.size = rc_get64(b);
 		memcpy(m->u.done.hash, b + 8, XFER_HASH_LEN);
 		if (m->u.done.size > XFER_MAX_SIZE)
-			return bad(err, errlen, "%s size %" PRIu64 " is too large",
-				   xfer_type_str(h.type), m->u.done.size);
+			return rc_bad_msg(err, errlen, "%s size %" PRIu64 " is too large",
+					  xfer_type_str(h.type), m->u.done.size);
 		break;
 	case XFER_T_CHALLENGE:
-		m->u.challenge.version = get16(b);
-		m->u.challenge.flags = get16(b + 2);
+		m->u.challenge.version = rc_get16(b);
+		m->u.challenge.flags = rc_get16(b + 2);
 		memcpy(m->u.challenge.nonce, b + 8, XFER_NONCE_LEN);
 		if (m->u.challenge.version != XFER_PROTO_VERSION)
-			return bad(err, errlen, "CHALLENGE of 03 protocol version %u, expected %d",
-				   m->u.challenge.version, XFER_PROTO_VERSION);
+			return rc_bad_msg(err, errlen,
+					  "CHALLENGE of 03 protocol version %u, expected %d",
+					  m->u.challenge.version, XFER_PROTO_VERSION);
 		if (m->u.challenge.flags & ~XFER_CH_F_SECRET)
-			return bad(err, errlen, "CHALLENGE has unknown flags 0x%x",
-				   m->u.challenge.flags);
+			return rc_bad_msg(err, errlen, "CHALLENGE has unknown flags 0x%x",
+					  m->u.challenge.flags);
 		if (!all_zero(b + 4, 4))
-			return bad(err, errlen, "%s", "CHALLENGE padding is not zero");
+			return rc_bad_msg(err, errlen, "%s", "CHALLENGE padding is not zero");
 		break;
 	}
 	return 0;
@@ -374,12 +323,17 @@ void xfer_msg_describe(const struct xfer_msg *m, char *out, size_t outlen)
 		snprintf(out, outlen, "%s code=%u '%s'", t, m->u.error.code, m->u.error.text);
 		break;
 	case XFER_T_CHUNK:
-		snprintf(out, outlen, "%s seq=%" PRIu64 " slot=%u offset=%" PRIu64 " len=%u", t,
-			 m->u.chunk.seq, m->u.chunk.slot, m->u.chunk.offset, m->u.chunk.len);
+		xfer_hash_hex(m->u.chunk.hash, hex);
+		snprintf(out, outlen,
+			 "%s seq=%" PRIu64 " slot=%u offset=%" PRIu64 " len=%u " XFER_HASH_NAME
+			 "=%s",
+			 t, m->u.chunk.seq, m->u.chunk.slot, m->u.chunk.offset, m->u.chunk.len,
+			 hex);
 		break;
 	case XFER_T_CREDIT:
-		snprintf(out, outlen, "%s seq=%" PRIu64 " slot=%u", t, m->u.credit.seq,
-			 m->u.credit.slot);
+		xfer_hash_hex(m->u.credit.hash, hex);
+		snprintf(out, outlen, "%s seq=%" PRIu64 " slot=%u " XFER_HASH_NAME "=%s", t,
+			 m->u.credit.seq, m->u.credit.slot, hex);
 		break;
 	case XFER_T_DONE:
 	case XFER_T_COMMITTED:
@@ -448,18 +402,20 @@ int xfer_check_imm(uint32_t imm, uint32_t byte_len, uint64_t want_seq, uint64_t 
 
 	xfer_imm_unpack(imm, &seq24, &slot);
 	if (want_seq >= xfer_nchunks(size, chunk))
-		return bad(err, errlen, "chunk beyond the announced %" PRIu64 " bytes", size);
+		return rc_bad_msg(err, errlen, "chunk beyond the announced %" PRIu64 " bytes",
+				  size);
 	/* Writes arrive in order (RC), so only the low 24 bits can differ
 	 * from what we expect if something went wrong. */
 	if (seq24 != (want_seq & 0xffffffu))
-		return bad(err, errlen, "chunk sequence %u, expected %" PRIu64 " (mod 2^24)", seq24,
-			   want_seq & 0xffffffu);
+		return rc_bad_msg(err, errlen, "chunk sequence %u, expected %" PRIu64 " (mod 2^24)",
+				  seq24, want_seq & 0xffffffu);
 	if (slot != want_seq % depth)
-		return bad(err, errlen, "chunk %" PRIu64 " in slot %u, expected slot %" PRIu64,
-			   want_seq, slot, want_seq % depth);
+		return rc_bad_msg(err, errlen,
+				  "chunk %" PRIu64 " in slot %u, expected slot %" PRIu64, want_seq,
+				  slot, want_seq % depth);
 	if (byte_len != xfer_chunk_len(size, chunk, want_seq))
-		return bad(err, errlen, "chunk %" PRIu64 " has %u bytes, expected %u", want_seq,
-			   byte_len, xfer_chunk_len(size, chunk, want_seq));
+		return rc_bad_msg(err, errlen, "chunk %" PRIu64 " has %u bytes, expected %u",
+				  want_seq, byte_len, xfer_chunk_len(size, chunk, want_seq));
 	return 0;
 }
 
@@ -467,20 +423,21 @@ int xfer_check_chunk(const struct xfer_chunk *ch, uint64_t want_seq, uint64_t si
 		     uint16_t depth, char *err, size_t errlen)
 {
 	if (want_seq >= xfer_nchunks(size, chunk))
-		return bad(err, errlen, "CHUNK beyond the announced %" PRIu64 " bytes", size);
+		return rc_bad_msg(err, errlen, "CHUNK beyond the announced %" PRIu64 " bytes",
+				  size);
 	if (ch->seq != want_seq)
-		return bad(err, errlen, "CHUNK seq %" PRIu64 ", expected %" PRIu64, ch->seq,
-			   want_seq);
+		return rc_bad_msg(err, errlen, "CHUNK seq %" PRIu64 ", expected %" PRIu64, ch->seq,
+				  want_seq);
 	if (ch->slot != want_seq % depth)
-		return bad(err, errlen, "CHUNK %" PRIu64 " in slot %u, expected %" PRIu64, ch->seq,
-			   ch->slot, want_seq % depth);
+		return rc_bad_msg(err, errlen, "CHUNK %" PRIu64 " in slot %u, expected %" PRIu64,
+				  ch->seq, ch->slot, want_seq % depth);
 	if (ch->offset != want_seq * chunk)
-		return bad(err, errlen,
-			   "CHUNK %" PRIu64 " at offset %" PRIu64 ", expected %" PRIu64, ch->seq,
-			   ch->offset, want_seq * chunk);
+		return rc_bad_msg(err, errlen,
+				  "CHUNK %" PRIu64 " at offset %" PRIu64 ", expected %" PRIu64,
+				  ch->seq, ch->offset, want_seq * chunk);
 	if (ch->len != xfer_chunk_len(size, chunk, want_seq))
-		return bad(err, errlen, "CHUNK %" PRIu64 " of %u bytes, expected %u", ch->seq,
-			   ch->len, xfer_chunk_len(size, chunk, want_seq));
+		return rc_bad_msg(err, errlen, "CHUNK %" PRIu64 " of %u bytes, expected %u",
+				  ch->seq, ch->len, xfer_chunk_len(size, chunk, want_seq));
 	return 0;
 }
 
@@ -490,11 +447,13 @@ int xfer_check_credit(const struct xfer_credit *cr, uint64_t want_seq, uint64_t 
 	/* Chunks are handled in order, so credits come back in order, and
 	 * only for chunks that were really sent. */
 	if (want_seq >= sent)
-		return bad(err, errlen, "CREDIT for chunk %" PRIu64 ", but only %" PRIu64 " sent",
-			   cr->seq, sent);
+		return rc_bad_msg(err, errlen,
+				  "CREDIT for chunk %" PRIu64 ", but only %" PRIu64 " sent",
+				  cr->seq, sent);
 	if (cr->seq != want_seq || cr->slot != want_seq % depth)
-		return bad(err, errlen,
-			   "CREDIT seq %" PRIu64 " slot %u, expected seq %" PRIu64 " slot %" PRIu64,
-			   cr->seq, cr->slot, want_seq, want_seq % depth);
+		return rc_bad_msg(err, errlen,
+				  "CREDIT seq %" PRIu64 " slot %u, expected seq %" PRIu64
+				  " slot %" PRIu64,
+				  cr->seq, cr->slot, want_seq, want_seq % depth);
 	return 0;
 }

@@ -2,21 +2,28 @@
 /*
  * xfer-msg.h - 03's wire protocol, which its client and server share: the
  * messages, their limits, and the chunk arithmetic. The other parts: the
- * command lines (xfer-opts.h), names, checksum and files (xfer-file.h),
- * the disk thread (xfer-disk.h) and the control channel (xfer-ctl.h).
+ * command lines (xfer-opts.h), file names (xfer-name.h), the source side
+ * (xfer-src.h), the receiving end (xfer-sink.h), the checksums and their
+ * threads (xfer-hash.h), the disk thread (xfer-disk.h), the control
+ * channel (xfer-ctl.h) and the client's result (xfer-report.h).
  *
- * Conversation (sequence.txt has the full diagrams), protocol version 2:
+ * Conversation (sequence.txt has the full diagrams), protocol version 3:
  *   connect request private data: HELLO { op put|get, version, chunk, depth }
  *   server -> client SEND: CHALLENGE { version, flags, nonce }
  *   client -> server SEND: REQUEST { size, flags, name, proof }
  *        (proof: with --secret, a MAC over the nonce, HELLO and REQUEST)
  *   server -> client SEND: ACCEPT { size, ring, rd_depth } or ERROR { code, text }
  *   put: client RDMA_WRITE_WITH_IMM chunk k into server ring slot k % depth,
- *        imm = (k mod 2^24) << 8 | slot; server -> client CREDIT { k, slot }
- *   get: server -> client CHUNK { k, slot, offset, len }; the client
- *        RDMA_READs the slot; client -> server CREDIT { k, slot }
- *   sender -> receiver DONE { size, xxh3-128 }
- *   receiver -> sender COMMITTED { size, xxh3-128 } or ERROR
+ *        imm = (k mod 2^24) << 8 | slot; server -> client
+ *        CREDIT { k, slot, digest }
+ *   get: server -> client CHUNK { k, slot, offset, len, digest }; the
+ *        client RDMA_READs the slot; client -> server CREDIT { k, slot,
+ *        digest }
+ *   sender -> receiver DONE { size, top digest }
+ *   receiver -> sender COMMITTED { size, top digest } or ERROR
+ * digest: XXH3-128 of chunk k (the CHUNK's: the sender's, checked by the
+ * receiver as the chunk lands; the CREDIT's: the receiver's, checked by
+ * the sender); top digest: XXH3-128 over all chunk digests (xfer-hash.h).
  * Every message is a struct rc_hdr (common/rdma-common.h) and a fixed-size,
  * big-endian body. The header's seq numbers each side's SENDs 0, 1, 2, ...
  */
@@ -42,8 +49,9 @@ enum xfer_type {
 };
 
 /* 03's protocol version, in the HELLO and the CHALLENGE. Version 1 had no
- * CHALLENGE and a reserved zero byte where the HELLO now has the version. */
-#define XFER_PROTO_VERSION 2
+ * CHALLENGE and a reserved zero byte where the HELLO now has the version;
+ * version 2 had one XXH3-128 stream over the file and no chunk digests. */
+#define XFER_PROTO_VERSION 3
 
 enum xfer_op { XFER_PUT = 1, XFER_GET = 2 };
 
@@ -53,9 +61,9 @@ enum xfer_op { XFER_PUT = 1, XFER_GET = 2 };
 #define XFER_HASH_NAME	 "xxh3-128"
 #define XFER_MIN_CHUNK	 4096u
 #define XFER_MAX_CHUNK	 (1u << 30)
-#define XFER_MAX_DEPTH	 255	   /* the slot travels in 8 bits of the immediate */
-#define XFER_MAX_SIZE	 INT64_MAX /* largest off_t */
-#define XFER_DEF_CHUNK	 (1u << 20)
+#define XFER_MAX_DEPTH	 255	     /* the slot travels in 8 bits of the immediate */
+#define XFER_MAX_SIZE	 INT64_MAX   /* largest off_t */
+#define XFER_DEF_CHUNK	 (64u << 10) /* x depth 16: docs/performance.md, "Under loss" */
 #define XFER_DEF_DEPTH	 16
 #define XFER_REQ_F_FORCE 0x1u /* put: overwrite an existing file */
 #define XFER_REQ_F_PROOF 0x2u /* the proof field is set (--secret) */
@@ -69,9 +77,9 @@ enum xfer_op { XFER_PUT = 1, XFER_GET = 2 };
 #define XFER_CHALLENGE_BODY 40	/* 2 version, 2 flags, 4 zero, 32 nonce */
 #define XFER_ACCEPT_BODY    32	/* 8 size, 16 ring, 2 rd_depth, 6 zero */
 #define XFER_ERROR_BODY	    248 /* 4 code, 2 text_len, 2 zero, 240 text */
-#define XFER_CHUNK_BODY	    24	/* 8 seq, 8 offset, 4 len, 2 slot, 2 zero */
-#define XFER_CREDIT_BODY    16	/* 8 seq, 2 slot, 6 zero */
-#define XFER_DONE_BODY	    24	/* 8 size, 16 hash (DONE and COMMITTED) */
+#define XFER_CHUNK_BODY	    40	/* 8 seq, 8 offset, 4 len, 2 slot, 2 zero, 16 digest */
+#define XFER_CREDIT_BODY    32	/* 8 seq, 2 slot, 6 zero, 16 digest */
+#define XFER_DONE_BODY	    24	/* 8 size, 16 top digest (DONE and COMMITTED) */
 #define XFER_HELLO_LEN	    (sizeof(struct rc_hdr) + XFER_HELLO_BODY)
 /* The largest message: every receive buffer has exactly this size. */
 #define XFER_MSG_MAX (sizeof(struct rc_hdr) + XFER_REQUEST_BODY)
@@ -112,17 +120,19 @@ struct xfer_chunk {
 	uint64_t seq;	 /* chunk index: offset = seq * chunk */
 	uint64_t offset; /* in the file */
 	uint32_t len;
-	uint16_t slot; /* always seq % depth */
+	uint16_t slot;		     /* always seq % depth */
+	uint8_t hash[XFER_HASH_LEN]; /* the sender's XXH3-128 of the chunk */
 };
 
 struct xfer_credit {
 	uint64_t seq;
 	uint16_t slot;
+	uint8_t hash[XFER_HASH_LEN]; /* the receiver's XXH3-128 of the chunk */
 };
 
 struct xfer_done {
 	uint64_t size;
-	uint8_t hash[XFER_HASH_LEN];
+	uint8_t hash[XFER_HASH_LEN]; /* the top digest */
 };
 
 /* A decoded message (host-endian). */

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "xfer-opts.h"
+#include "xfer-hash.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -69,6 +70,8 @@ enum {
 	OPT_SECRET,
 	OPT_READ_ONLY,
 	OPT_WRITE_ONLY,
+	OPT_COPY,
+	OPT_HASH_THREADS,
 };
 
 #define XFER_MAX_CLIENTS 8
@@ -80,10 +83,14 @@ static const char client_usage[] =
 	"SRC remote = get (download). NAME is a plain file name in the server's\n"
 	"directory; `put FILE HOST:` keeps FILE's name. A local DST that is a\n"
 	"directory receives the file under NAME.\n\n"
-	"  -c, --chunk SIZE      bytes per RDMA transfer (default 1M; at most the\n"
+	"  -c, --chunk SIZE      bytes per RDMA transfer (default 64K; at most the\n"
 	"                        port's max_msg_sz; K/M/G suffixes)\n"
 	"  -t, --depth N         chunks in flight (default 16, at most 255)\n"
 	"  -f, --force           overwrite an existing destination\n"
+	"      --hash-threads N  threads computing the chunks' XXH3-128 (default 2,\n"
+	"                        1 to 16)\n"
+	"      --copy            put: pread the file into the ring, even where the NIC\n"
+	"                        could read the page cache itself (zero-copy)\n"
 	"      --progress        show bytes, rate and ETA on stderr (default: if it is a TTY)\n"
 	"      --no-progress     never show progress\n"
 	"  -q, --quiet           print nothing but errors\n"
@@ -92,10 +99,13 @@ static const char client_usage[] =
 	"\"exit_code\")\n"
 	"      --secret FILE     prove to the server that we hold its key (FILE: at least\n"
 	"                        16 bytes, readable by its owner only); the data itself\n"
-	"                        is not encrypted\n" RC_USAGE_CLIENT
-	"\nRegisters chunk x depth bytes (default 16 MiB): see `ulimit -l`.\n"
-	"Exit: 0 copied and verified, 1 failed after connecting, 2 bad usage or\n"
-	"local file problem, 3 could not connect (or the server refused).\n";
+	"                        is not encrypted\n" RC_USAGE_CLIENT_WAIT(
+		RC_USAGE_LOSSY) "\nRegisters chunk x depth bytes (default 1 MiB): see `ulimit "
+				"-l`.\n"
+				"Exit: 0 copied and verified, 1 failed after connecting, 2 bad "
+				"usage or\n"
+				"local file problem, 3 could not connect (or the server "
+				"refused).\n";
 
 static const char server_usage[] =
 	"usage: rdma-server -r DIR [options]\n"
@@ -110,9 +120,11 @@ static const char server_usage[] =
 	"                        over a fresh nonce and their request; FILE: at least 16\n"
 	"                        bytes, readable by its owner only); the data itself is\n"
 	"                        not encrypted\n"
+	"      --hash-threads N  threads computing the chunks' XXH3-128, per transfer\n"
+	"                        (default 2, 1 to 16)\n"
 	"      --read-only       serve get only: refuse every put\n"
-	"      --write-only      serve put only: refuse every get\n" RC_USAGE_SERVER(
-		XFER_MAX_CLIENTS);
+	"      --write-only      serve put only: refuse every get\n" RC_USAGE_SERVER_WAIT(
+		XFER_MAX_CLIENTS, RC_USAGE_LOSSY);
 
 /* SRC and DST into the options: which one is remote, which name. */
 static int client_endpoints(const char *src, const char *dst, struct xfer_client_opts *o, char *err,
@@ -166,6 +178,18 @@ static int client_endpoints(const char *src, const char *dst, struct xfer_client
 	return 0;
 }
 
+/* --hash-threads N, on both programs. */
+static int parse_hash_threads(const char *arg, unsigned *n, char *err, size_t errlen)
+{
+	uint64_t v;
+
+	if (rc_parse_uint(arg, 1, XFER_MAX_HASH_THREADS, &v))
+		return rc_usage_error(err, errlen, "invalid number of hash threads '%s' (1 to %d)",
+				      arg, XFER_MAX_HASH_THREADS);
+	*n = (unsigned)v;
+	return 0;
+}
+
 int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *err, size_t errlen)
 {
 	static const struct option longopts[] = {
@@ -173,6 +197,8 @@ int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *e
 		{ "chunk", required_argument, NULL, 'c' },
 		{ "depth", required_argument, NULL, 't' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "copy", no_argument, NULL, OPT_COPY },
+		{ "hash-threads", required_argument, NULL, OPT_HASH_THREADS },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -185,6 +211,7 @@ int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *e
 
 	*o = (struct xfer_client_opts){ .chunk = XFER_DEF_CHUNK,
 					.depth = XFER_DEF_DEPTH,
+					.hash_threads = XFER_DEF_HASH_THREADS,
 					.progress = -1 };
 	rc_opts_init(&o->rc, 1);
 	while ((ret = rc_getopt(&o->rc, argc, argv, RC_SHORTOPTS_CLIENT "c:t:fq", longopts,
@@ -203,6 +230,12 @@ int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *e
 			o->depth = (uint16_t)v;
 			break;
 		case 'f': o->force = true; break;
+		case OPT_COPY: o->copy = true; break;
+		case OPT_HASH_THREADS:
+			ret = parse_hash_threads(optarg, &o->hash_threads, err, errlen);
+			if (ret)
+				return ret;
+			break;
 		case OPT_PROGRESS: o->progress = 1; break;
 		case OPT_NO_PROGRESS: o->progress = 0; break;
 		case 'q': o->quiet = true; break;
@@ -239,6 +272,7 @@ int xfer_parse_server(int argc, char **argv, struct xfer_server_opts *o, char *e
 		{ "secret", required_argument, NULL, OPT_SECRET },
 		{ "read-only", no_argument, NULL, OPT_READ_ONLY },
 		{ "write-only", no_argument, NULL, OPT_WRITE_ONLY },
+		{ "hash-threads", required_argument, NULL, OPT_HASH_THREADS },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -246,6 +280,7 @@ int xfer_parse_server(int argc, char **argv, struct xfer_server_opts *o, char *e
 
 	*o = (struct xfer_server_opts){
 		.lim = { .max_chunk = 16u << 20, .max_depth = 64, .max_mem = 64u << 20 },
+		.hash_threads = XFER_DEF_HASH_THREADS,
 	};
 	rc_opts_init(&o->rc, XFER_MAX_CLIENTS);
 	while ((ret = rc_getopt(&o->rc, argc, argv, RC_SHORTOPTS_SERVER "r:", longopts,
@@ -273,6 +308,11 @@ int xfer_parse_server(int argc, char **argv, struct xfer_server_opts *o, char *e
 		case OPT_SECRET: o->secret_file = optarg; break;
 		case OPT_READ_ONLY: o->read_only = true; break;
 		case OPT_WRITE_ONLY: o->write_only = true; break;
+		case OPT_HASH_THREADS:
+			ret = parse_hash_threads(optarg, &o->hash_threads, err, errlen);
+			if (ret)
+				return ret;
+			break;
 		}
 	}
 	ret = rc_opts_end(&o->rc, ret, argc, argv, RC_OPERANDS_NONE, NULL, err, errlen);

@@ -42,7 +42,9 @@ struct xfer_client_opts {
 	char name_buf[XFER_NAME_MAX + 1]; /* put to "HOST:": the source's basename */
 	uint32_t chunk;
 	uint16_t depth;
+	unsigned hash_threads; /* --hash-threads: chunk digests at once */
 	bool force;
+	bool copy;    /* --copy: the source is pread into the ring, never zero-copy */
 	int progress; /* -1: if stderr is a TTY; 0 off; 1 on */
 	bool quiet;
 	bool json; /* --json: one JSON object on stdout instead of the line */
@@ -57,6 +59,7 @@ struct xfer_limits {
 struct xfer_server_opts {
 	struct rc_opts rc; /* -p, -b, --once, --max-clients, --timeout, --poll, -v */
 	const char *root;
+	unsigned hash_threads; /* --hash-threads, per transfer */
 	struct xfer_limits lim;
 	const char *secret_file; /* --secret FILE: requests need a proof */
 	bool read_only;		 /* --read-only: get only */

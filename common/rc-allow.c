@@ -146,3 +146,10 @@ uint64_t rc_ratelimit_due(const struct rc_ratelimit *r)
 {
 	return r->dropped ? r->start_us + RC_REFUSE_LOG_WINDOW_US : UINT64_MAX;
 }
+
+void rc_allow_refused(struct rc_ratelimit *r, uint64_t now_us, const char *peer, FILE *f)
+{
+	if (rc_ratelimit_take(r, now_us, f))
+		fprintf(f, "server: client %s: not allowed (no --allow prefix matches); refused\n",
+			peer);
+}

@@ -71,5 +71,8 @@ bool rc_ratelimit_take(struct rc_ratelimit *r, uint64_t now_us, FILE *f);
 void rc_ratelimit_flush(struct rc_ratelimit *r, uint64_t now_us, bool force, FILE *f);
 /* When the pending summary is due (UINT64_MAX: nothing pending). */
 uint64_t rc_ratelimit_due(const struct rc_ratelimit *r);
+/* A peer --allow refused, at now_us: its line "server: client PEER: not
+ * allowed ...; refused" to f, rate-limited by r. */
+void rc_allow_refused(struct rc_ratelimit *r, uint64_t now_us, const char *peer, FILE *f);
 
 #endif /* RC_ALLOW_H */

@@ -197,6 +197,15 @@ int rc_json_finish(struct rc_json *j, FILE *f)
 	return 0;
 }
 
+void rc_json_end_run(struct rc_json *j, const char *error, int code, const char *program)
+{
+	rc_json_str(j, "error", error);
+	rc_json_i64(j, "exit_code", code);
+	rc_json_end(j);
+	if (rc_json_finish(j, stdout))
+		fprintf(stderr, "%s: could not write the JSON output\n", program);
+}
+
 bool rc_json_wanted(int argc, char *const argv[])
 {
 	int i;

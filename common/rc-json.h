@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rc-json.h - the clients' --json output: one object for automation,
- * printed whole or not at all. Nothing here touches RDMA.
+ * printed whole or not at all. Nothing here touches RDMA. Hand-written, not
+ * json-c or jansson: commit f637aef's message has the comparison (non-UTF-8
+ * names, NaN, UINT64_MAX, never half an object).
  */
 #ifndef RC_JSON_H
 #define RC_JSON_H
@@ -53,6 +55,10 @@ void rc_json_null(struct rc_json *j, const char *key);
  * Returns 0, j->err, -EINVAL if a level is still open or nothing was
  * written, or -EIO if writing failed. */
 int rc_json_finish(struct rc_json *j, FILE *f);
+/* The tail of a client's --json object: "error" (NULL: null) and
+ * "exit_code", close the object, print it on stdout; if that fails,
+ * "PROGRAM: could not write the JSON output" on stderr. */
+void rc_json_end_run(struct rc_json *j, const char *error, int code, const char *program);
 /* Is "--json" among the arguments (before a "--")? Lets a client answer a
  * usage error in JSON too, although its options could not be parsed. */
 bool rc_json_wanted(int argc, char *const argv[]);

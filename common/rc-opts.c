@@ -118,7 +118,9 @@ void rc_opts_init(struct rc_opts *o, int max_clients)
 {
 	*o = (struct rc_opts){ .port = RC_DEFAULT_PORT,
 			       .timeout_ms = RC_DEFAULT_TIMEOUT_MS,
-			       .max_clients = max_clients };
+			       .max_clients = max_clients,
+			       .ack_timeout = RC_DEFAULT_ACK_TIMEOUT,
+			       .retry_count = RC_DEFAULT_RETRY_COUNT };
 	optind = 0; /* glibc: a full restart, even after an earlier parse */
 	opterr = 0; /* errors come back in err, worded by rc_opts_handle */
 }
@@ -139,11 +141,22 @@ int rc_getopt(struct rc_opts *o, int argc, char *const argv[], const char *short
 	return ret == 0 ? 1 : ret;
 }
 
-int rc_opts_handle(struct rc_opts *o, int c, const char *arg, char *const argv[], char *err,
-		   size_t errlen)
+/* A shared option's whole number in [min, max]: 1, or -EINVAL with
+ * "invalid WHAT 'ARG' (RANGE)". */
+static int int_option(const char *arg, uint64_t min, uint64_t max, int *out, const char *what,
+		      const char *range, char *err, size_t errlen)
 {
 	uint64_t v;
 
+	if (rc_parse_uint(arg, min, max, &v))
+		return rc_usage_error(err, errlen, "invalid %s '%s' (%s)", what, arg, range);
+	*out = (int)v;
+	return 1;
+}
+
+int rc_opts_handle(struct rc_opts *o, int c, const char *arg, char *const argv[], char *err,
+		   size_t errlen)
+{
 	switch (c) {
 	case 'p':
 		if (rc_parse_port(arg))
@@ -166,11 +179,15 @@ int rc_opts_handle(struct rc_opts *o, int c, const char *arg, char *const argv[]
 					      arg);
 		return 1;
 	case RC_OPT_MAX_CLIENTS:
-		if (rc_parse_uint(arg, 1, 1024, &v))
-			return rc_usage_error(err, errlen, "invalid client count '%s' (1 to 1024)",
-					      arg);
-		o->max_clients = (int)v;
-		return 1;
+		return int_option(arg, 1, 1024, &o->max_clients, "client count", "1 to 1024", err,
+				  errlen);
+	case RC_OPT_ACK_TIMEOUT:
+		/* The QP attribute is 5 bits: 4.096 us x 2^N, 0 meaning "never". */
+		return int_option(arg, 0, 31, &o->ack_timeout, "ACK timeout",
+				  "0 to 31: 4.096 us x 2^N", err, errlen);
+	case RC_OPT_RETRY_COUNT:
+		/* A 3-bit field of the CM's connect request. */
+		return int_option(arg, 0, 7, &o->retry_count, "retry count", "0 to 7", err, errlen);
 	case RC_OPT_ALLOW: return rc_allow_add(&o->allow, arg, err, errlen) ? -EINVAL : 1;
 	case ':': return rc_usage_error(err, errlen, "option '%s' needs a value", argv[optind - 1]);
 	case '?':

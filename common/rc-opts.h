@@ -23,6 +23,11 @@ enum rc_exit {
 
 #define RC_DEFAULT_PORT	      "7471"
 #define RC_DEFAULT_TIMEOUT_MS 10000
+/* The transport's retries (--ack-timeout, --retry-count): the same values
+ * as rdma-common.h's RC_ACK_TIMEOUT and RC_RETRY_COUNT, which explain them
+ * (a unit test keeps them equal). */
+#define RC_DEFAULT_ACK_TIMEOUT 14
+#define RC_DEFAULT_RETRY_COUNT 6
 
 /* The options every program of the collection shares. */
 struct rc_opts {
@@ -35,6 +40,8 @@ struct rc_opts {
 	bool once;	       /* --once (servers) */
 	int max_clients;       /* --max-clients N (servers) */
 	struct rc_allow allow; /* --allow PREFIX... (servers) */
+	int ack_timeout;       /* --ack-timeout N: 4.096 us x 2^N, 0..31 */
+	int retry_count;       /* --retry-count N: 0..7 */
 };
 
 /* getopt_long codes of the shared long-only options; examples number
@@ -45,17 +52,21 @@ enum {
 	RC_OPT_ONCE,
 	RC_OPT_MAX_CLIENTS,
 	RC_OPT_ALLOW,
+	RC_OPT_ACK_TIMEOUT,
+	RC_OPT_RETRY_COUNT,
 	RC_OPT_FIRST_FREE = 0x180,
 };
 
 /* Put these in an example's option table and short-option string. */
-#define RC_LONGOPTS_CLIENT                                              \
-	{ "port", required_argument, NULL, 'p' },                       \
-		{ "timeout", required_argument, NULL, RC_OPT_TIMEOUT }, \
-		{ "poll", required_argument, NULL, RC_OPT_POLL },       \
-		{ "verbose", no_argument, NULL, 'v' },                  \
-	{                                                               \
-		"help", no_argument, NULL, 'h'                          \
+#define RC_LONGOPTS_CLIENT                                                      \
+	{ "port", required_argument, NULL, 'p' },                               \
+		{ "timeout", required_argument, NULL, RC_OPT_TIMEOUT },         \
+		{ "poll", required_argument, NULL, RC_OPT_POLL },               \
+		{ "ack-timeout", required_argument, NULL, RC_OPT_ACK_TIMEOUT }, \
+		{ "retry-count", required_argument, NULL, RC_OPT_RETRY_COUNT }, \
+		{ "verbose", no_argument, NULL, 'v' },                          \
+	{                                                                       \
+		"help", no_argument, NULL, 'h'                                  \
 	}
 #define RC_LONGOPTS_SERVER                                                 \
 	RC_LONGOPTS_CLIENT, { "bind", required_argument, NULL, 'b' },      \
@@ -73,22 +84,40 @@ enum {
 /* Usage text, one printed line per source line. max_clients: the server's
  * default, a plain number (16), shown as text. */
 /* clang-format off */
-#define RC_USAGE_CLIENT \
+/* RC_USAGE_LOSSY: after --timeout, for 02 and 03, whose waits rc_next_wc
+ * extends on a link that still resends (common/rc-counters.c); 01 waits
+ * on its own, and its --timeout is the bound of every wait. */
+#define RC_USAGE_LOSSY \
+	"                        (while the port's retransmission counters rise, a wait\n" \
+	"                        goes on: a lossy link, still resending; the waits that\n" \
+	"                        go on past SEC take at most 3 x SEC per connection)\n"
+#define RC_USAGE_CLIENT RC_USAGE_CLIENT_WAIT("")
+#define RC_USAGE_CLIENT_WAIT(lossy) \
 	"  -p, --port PORT       server port (default " RC_DEFAULT_PORT ")\n" \
-	"      --timeout SEC     bound of every wait (default 10)\n" \
+	"      --timeout SEC     bound of every wait (default 10)\n" lossy \
 	"      --poll MODE       wait for completions by 'event' (sleep, default) or 'busy'\n" \
 	"                        (spin: lowest latency, one core at 100%)\n" \
+	"      --ack-timeout N   resend what the server has not acknowledged after\n" \
+	"                        4.096 us x 2^N (0 to 31, 0: never; default " RC_STR(RC_DEFAULT_ACK_TIMEOUT) ": 67 ms)\n" \
+	"      --retry-count N   resends in a row without an answer before a request fails\n" \
+	"                        with RETRY_EXC_ERR (0 to 7; default " RC_STR(RC_DEFAULT_RETRY_COUNT) "); the server's\n" \
+	"                        QP takes this count too (7: Soft-RoCE retries forever)\n" \
 	"  -v, --verbose         trace every CM event, work request and completion\n" \
 	"  -h, --help            this text\n"
-#define RC_USAGE_SERVER(max_clients) \
+#define RC_USAGE_SERVER(max_clients) RC_USAGE_SERVER_WAIT(max_clients, "")
+#define RC_USAGE_SERVER_WAIT(max_clients, lossy) \
 	"  -p, --port PORT       port to listen on (default " RC_DEFAULT_PORT "; 0: any free one)\n" \
 	"  -b, --bind ADDR       listen only on ADDR (default: all addresses)\n" \
 	"      --once            exit after the first client\n" \
 	"      --max-clients N   clients served at once (default " RC_STR(max_clients) ")\n" \
 	"      --allow PREFIX    accept connections only from PREFIX (ADDR or ADDR/LEN,\n" \
 	"                        IPv4 or IPv6; repeatable; default: from anywhere)\n" \
-	"      --timeout SEC     bound of every wait within a connection (default 10)\n" \
+	"      --timeout SEC     bound of every wait within a connection (default 10)\n" lossy \
 	"      --poll MODE       'event' (default) or 'busy': busy spins one core per client\n" \
+	"      --ack-timeout N   resend what a client has not acknowledged after\n" \
+	"                        4.096 us x 2^N (0 to 31, 0: never; default " RC_STR(RC_DEFAULT_ACK_TIMEOUT) ": 67 ms)\n" \
+	"      --retry-count N   accepted (0 to 7; default " RC_STR(RC_DEFAULT_RETRY_COUNT) ") but not used: the IB CM gives\n" \
+	"                        this server's QP the client's count\n" \
 	"  -v, --verbose         trace every CM event, work request and completion\n" \
 	"  -h, --help            this text\n\n" \
 	"Prints 'listening on ADDR port N' once ready. Stops on SIGINT/SIGTERM.\n"

@@ -126,11 +126,19 @@ void rc_run_json(const struct rc_run *r, int code, const char *error)
 		rc_lat_json(&j, "latency_us", r->lat);
 		rc_json_bool(&j, "verified", code == RC_EXIT_OK);
 	}
-	rc_json_str(&j, "error", error);
-	rc_json_i64(&j, "exit_code", code);
-	rc_json_end(&j);
-	if (rc_json_finish(&j, stdout))
-		fprintf(stderr, "%s: could not write the JSON output\n", r->program);
+	rc_json_end_run(&j, error, code, r->program);
+}
+
+int rc_run_usage_error(const char *program, const char *example, int argc, char **argv,
+		       const char *err)
+{
+	struct rc_lat none = { 0 };
+	struct rc_run r = { .program = program, .example = example, .lat = &none };
+
+	fprintf(stderr, "%s: %s (try --help)\n", program, err);
+	if (rc_json_wanted(argc, argv))
+		rc_run_json(&r, RC_EXIT_USAGE, err);
+	return RC_EXIT_USAGE;
 }
 
 void rc_quote(char *out, size_t outlen, const uint8_t *p, uint32_t len, uint32_t max)

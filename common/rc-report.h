@@ -60,6 +60,10 @@ struct rc_run {
  * For code 2 (bad usage) only program, example, ok, error and exit_code.
  */
 void rc_run_json(const struct rc_run *r, int code, const char *error);
+/* A bad command line: "PROGRAM: ERR (try --help)" on stderr and, if --json
+ * is among the arguments, its object (exit code 2) on stdout. Returns 2. */
+int rc_run_usage_error(const char *program, const char *example, int argc, char **argv,
+		       const char *err);
 
 /* Quote an untrusted payload for printing: printable ASCII as is, other
  * bytes (and \ and ') as \xNN, at most `max` input bytes then "...". */

@@ -119,6 +119,9 @@ static int start_client(struct rc_listener *l, const struct rc_serve_opts *o, st
 	snprintf(name, sizeof(name), "server conn %u", seq);
 	rc_conn_init(&s->conn, name, o->verbose, o->timeout_ms, cancel_fd);
 	s->conn.busy_poll = o->busy_poll;
+	s->conn.ack_timeout = (uint8_t)o->ack_timeout;
+	s->conn.retry_count = (uint8_t)o->retry_count;
+	s->conn.link_hooks = o->link_hooks;
 	s->conn.id = id;
 	id->context = &s->conn;
 	rc_format_addr(rdma_get_peer_addr(id), s->conn.peer, sizeof(s->conn.peer));
@@ -155,10 +158,7 @@ static void refuse_peer(struct rdma_cm_id *id, struct rc_ratelimit *rl)
 	char peer[64];
 
 	rc_format_addr(rdma_get_peer_addr(id), peer, sizeof(peer));
-	if (rc_ratelimit_take(rl, rc_now_us(), stderr))
-		fprintf(stderr,
-			"server: client %s: not allowed (no --allow prefix matches); refused\n",
-			peer);
+	rc_allow_refused(rl, rc_now_us(), peer, stderr);
 	rc_reject_id(id, "not allowed");
 	rdma_destroy_id(id);
 }
@@ -316,7 +316,11 @@ int rc_server_main(const char *prog, const struct rc_opts *o, rc_serve_fn fn, vo
 				     .verbose = o->verbose,
 				     .stop_fd = stop_fd,
 				     .busy_poll = o->busy_poll,
-				     .allow = &o->allow };
+				     .ack_timeout = o->ack_timeout,
+				     .retry_count = o->retry_count,
+				     .allow = &o->allow,
+				     /* 02's and 03's: a lossy link extends the waits */
+				     .link_hooks = &rc_link_counters };
 	ret = rc_serve(&l, &so, fn, arg);
 	if (ret == -EIO && o->once) {
 		code = RC_EXIT_FAIL; /* the one client failed; already logged */

@@ -43,7 +43,10 @@ struct rc_serve_opts {
 	bool verbose;
 	int stop_fd;		      /* readable = shut down (e.g. a signalfd) */
 	bool busy_poll;		      /* each connection spins on its CQ (see rc_conn) */
+	int ack_timeout, retry_count; /* each connection's (see rc_conn) */
 	const struct rc_allow *allow; /* NULL or empty: everyone may connect */
+	/* Each connection's (see rc_conn); rc_server_main sets rc_link_counters. */
+	const struct rc_link_hooks *link_hooks;
 };
 
 /*

@@ -156,25 +156,16 @@ int rc_priv_unpack(const void *buf, size_t len, struct rc_msg *out, char *err, s
 
 void rc_remote_buf_pack(void *p, const struct rc_remote_buf *r)
 {
-	uint64_t addr = htobe64(r->addr);
-	uint32_t rkey = htobe32(r->rkey), len = htobe32(r->len);
-
-	memcpy(p, &addr, 8);
-	memcpy((uint8_t *)p + 8, &rkey, 4);
-	memcpy((uint8_t *)p + 12, &len, 4);
+	rc_put64(p, r->addr);
+	rc_put32((uint8_t *)p + 8, r->rkey);
+	rc_put32((uint8_t *)p + 12, r->len);
 }
 
 void rc_remote_buf_unpack(const void *p, struct rc_remote_buf *r)
 {
-	uint64_t addr;
-	uint32_t rkey, len;
-
-	memcpy(&addr, p, 8);
-	memcpy(&rkey, (const uint8_t *)p + 8, 4);
-	memcpy(&len, (const uint8_t *)p + 12, 4);
-	r->addr = be64toh(addr);
-	r->rkey = be32toh(rkey);
-	r->len = be32toh(len);
+	r->addr = rc_get64(p);
+	r->rkey = rc_get32((const uint8_t *)p + 8);
+	r->len = rc_get32((const uint8_t *)p + 12);
 }
 
 bool rc_remote_range_ok(const struct rc_remote_buf *r, uint64_t off, uint64_t len)
@@ -185,23 +176,6 @@ bool rc_remote_range_ok(const struct rc_remote_buf *r, uint64_t off, uint64_t le
 }
 
 /* ---- Names and hints ---- */
-
-const char *rc_wc_status_name(int status)
-{
-	switch (status) {
-	case IBV_WC_SUCCESS: return "IBV_WC_SUCCESS";
-	case IBV_WC_LOC_LEN_ERR: return "IBV_WC_LOC_LEN_ERR";
-	case IBV_WC_LOC_QP_OP_ERR: return "IBV_WC_LOC_QP_OP_ERR";
-	case IBV_WC_LOC_PROT_ERR: return "IBV_WC_LOC_PROT_ERR";
-	case IBV_WC_WR_FLUSH_ERR: return "IBV_WC_WR_FLUSH_ERR";
-	case IBV_WC_REM_INV_REQ_ERR: return "IBV_WC_REM_INV_REQ_ERR";
-	case IBV_WC_REM_ACCESS_ERR: return "IBV_WC_REM_ACCESS_ERR";
-	case IBV_WC_REM_OP_ERR: return "IBV_WC_REM_OP_ERR";
-	case IBV_WC_RETRY_EXC_ERR: return "IBV_WC_RETRY_EXC_ERR";
-	case IBV_WC_RNR_RETRY_EXC_ERR: return "IBV_WC_RNR_RETRY_EXC_ERR";
-	default: return "IBV_WC_(other)";
-	}
-}
 
 const char *rc_wc_opcode_str(enum ibv_wc_opcode op)
 {
@@ -233,7 +207,8 @@ const char *rc_wc_status_hint(enum ibv_wc_status st)
 		return "the peer had no receive posted (receiver not ready) and the RNR retries "
 		       "ran out";
 	case IBV_WC_RETRY_EXC_ERR:
-		return "the peer did not acknowledge: it died, or the link is down";
+		return "the peer did not acknowledge: it died, the link is down, or it loses or "
+		       "reorders packets";
 	case IBV_WC_WR_FLUSH_ERR:
 		return "the QP is in the error state after an earlier failure or a disconnect; "
 		       "normal during teardown";
@@ -274,6 +249,8 @@ const char *rc_call_hint(const char *call, int err)
 		return rc_cm_event_hint(RDMA_CM_EVENT_ROUTE_ERROR, 0);
 	if (!strcmp(call, "ibv_create_cq") || !strcmp(call, "rdma_create_qp"))
 		return "`ibv_devinfo -v` shows the device limits";
+	if (!strcmp(call, "ibv_poll_cq")) /* mlx5: an entry for a QP it does not know */
+		return "the device's driver could not handle a CQ entry; see `dmesg`";
 	return NULL;
 }
 
@@ -308,15 +285,6 @@ const char *rc_cm_event_hint(enum rdma_cm_event_type ev, int status)
 }
 
 /* ---- Waiting ---- */
-
-static int set_nonblock(int fd)
-{
-	int flags = fcntl(fd, F_GETFL);
-
-	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
-		return -errno;
-	return 0;
-}
 
 /* Milliseconds left until deadline_us (at least 0), -1 for none. */
 static int ms_left(uint64_t deadline_us)
@@ -416,8 +384,11 @@ int rc_wait_cm_event(struct rdma_event_channel *ch, enum rdma_cm_event_type expe
 	 * its status) arrives rather than our generic timeout. */
 	uint64_t deadline = rc_now_us() + (uint64_t)timeout_ms * 1000u + 500000u;
 	int fds[2] = { ch->fd, cancel_fd };
+	struct rc_cm_info none;
 	int ret;
 
+	if (!info)
+		info = &none; /* the caller wants only the verdict */
 	info->event = RC_CM_NO_EVENT;
 	for (;;) {
 		ret = rc_take_cm_event(ch, info, NULL, log);
@@ -444,15 +415,15 @@ int rc_wait_cm_event(struct rdma_event_channel *ch, enum rdma_cm_event_type expe
 
 /* Wait (bounded) for the next CM event of this connection; fail unless it
  * is `expected`. */
-static int wait_cm_event(struct rc_conn *c, enum rdma_cm_event_type expected, const char *step,
-			 struct rc_cm_info *info)
+static int wait_cm_event(struct rc_conn *c, enum rdma_cm_event_type expected, const char *step)
 {
+	struct rc_cm_info info;
 	int ret = rc_wait_cm_event(c->cm_channel, expected, c->timeout_ms, c->cancel_fd, step,
-				   &c->log, info);
+				   &c->log, &info);
 
-	if (info->event == RDMA_CM_EVENT_ESTABLISHED)
+	if (info.event == RDMA_CM_EVENT_ESTABLISHED)
 		c->established = true;
-	if (ret && info->event == RDMA_CM_EVENT_DISCONNECTED)
+	if (ret && info.event == RDMA_CM_EVENT_DISCONNECTED)
 		c->peer_disconnected = true;
 	return ret;
 }
@@ -517,9 +488,32 @@ int rc_wait_cq(struct rc_cq_wait *w, struct ibv_comp_channel *channel, const int
 	return ret;
 }
 
+/* The peer's DISCONNECTED, as the error of a wait for a completion. */
+static int peer_gone(struct rc_log *log)
+{
+	return rc_fail(log, ECONNRESET, "the peer disconnected; hint: %s",
+		       rc_cm_event_hint(RDMA_CM_EVENT_DISCONNECTED, 0));
+}
+
+int rc_wait_cq_cm(struct rc_cq_wait *w, struct ibv_comp_channel *channel,
+		  struct rdma_event_channel *cm, int cancel_fd, int timeout_ms, const char *step,
+		  struct rc_log *log)
+{
+	int fds[2] = { cm->fd, cancel_fd }, ret;
+
+	ret = rc_wait_cq(w, channel, fds, 2, timeout_ms, log);
+	if (ret == 2)
+		return rc_fail(log, ECANCELED, "cancelled (shutting down)");
+	if (ret != 1)
+		return ret;
+	ret = rc_wait_cm_event(cm, RDMA_CM_EVENT_DISCONNECTED, 0, -1, step, log, NULL);
+	return ret ? ret : peer_gone(log);
+}
+
 int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 {
 	int fds[3] = { c->cm_channel->fd, c->cancel_fd, c->wake_fd };
+	const struct rc_link_hooks *h = c->link_hooks;
 	struct rc_cq_wait w = { 0 };
 	struct rc_cm_info info;
 	bool armed = false, busy;
@@ -527,18 +521,21 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 	void *cq_ctx;
 	int n, ret;
 
+	if (h)
+		h->begin(c);
 	for (;;) {
 		if (c->wc_next < c->wc_count) {
 			*wc = c->wc[c->wc_next++];
 			ret = rc_wc_check(&c->log, wc);
-			if (ret)
-				rc_rxe_silent_flush(c, wc); /* words a silent QP failure */
+			if (ret && h)
+				h->explain(c, wc); /* what the port saw */
 			return ret;
 		}
 		/* Batched: one call takes up to RC_POLL_BATCH completions. */
 		n = ibv_poll_cq(c->dev.cq, RC_POLL_BATCH, c->wc);
 		if (n < 0)
-			return rc_fail(&c->log, EIO, "ibv_poll_cq failed (%d)", n);
+			return rc_fail(&c->log, EIO, "ibv_poll_cq failed (%d); hint: %s", n,
+				       rc_call_hint("ibv_poll_cq", EIO));
 		if (n > 0) {
 			c->wc_next = 0;
 			c->wc_count = n;
@@ -554,9 +551,12 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 			continue;
 		}
 		if (!busy && c->peer_disconnected)
-			return rc_fail(&c->log, ECONNRESET, "the peer disconnected; hint: %s",
-				       rc_cm_event_hint(RDMA_CM_EVENT_DISCONNECTED, 0));
-		ret = rc_wait_cq(&w, busy ? NULL : c->dev.channel, fds, 3, c->timeout_ms, &c->log);
+			return h ? h->peer_gone(c) : peer_gone(&c->log);
+		ret = rc_wait_cq(&w, busy ? NULL : c->dev.channel, fds, 3,
+				 h ? h->first_ms(c) : c->timeout_ms, &c->log);
+		/* A local stall, a silent peer, or a link still resending? */
+		if (ret == -ETIMEDOUT && h && (ret = h->timed_out(c, &w)) == 0)
+			continue;
 		if (ret < 0)
 			return ret;
 		if (ret == 0 && !busy) {
@@ -598,6 +598,8 @@ void rc_conn_init(struct rc_conn *c, const char *name, bool verbose, int timeout
 	memset(c, 0, sizeof(*c));
 	rc_log_init(&c->log, name, verbose);
 	c->timeout_ms = timeout_ms;
+	c->ack_timeout = RC_ACK_TIMEOUT;
+	c->retry_count = RC_RETRY_COUNT;
 	c->cancel_fd = cancel_fd;
 	c->wake_fd = -1;
 }
@@ -616,17 +618,16 @@ void rc_format_addr(const struct sockaddr *sa, char *out, size_t len)
 int rc_create_cm_channel(struct rc_log *log, struct rdma_event_channel **ch)
 {
 	*ch = rdma_create_event_channel();
-	if (!*ch)
-		return rc_fail_call(log, "rdma_create_event_channel", errno, NULL);
 	/* Non-blocking, so that we only ever wait in poll() with a timeout. */
-	return set_nonblock((*ch)->fd);
+	if (!*ch || fcntl((*ch)->fd, F_SETFL, O_NONBLOCK))
+		return rc_fail_call(log, "rdma_create_event_channel", errno, NULL);
+	return 0;
 }
 
 int rc_client_resolve(struct rc_conn *c, const char *host, const char *port)
 {
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
 	struct rdma_addrinfo *res = NULL;
-	struct rc_cm_info info;
 	int ret;
 
 	ret = rc_create_cm_channel(&c->log, &c->cm_channel);
@@ -645,22 +646,21 @@ int rc_client_resolve(struct rc_conn *c, const char *host, const char *port)
 			       host, port, ret == -1 ? strerror(errno) : gai_strerror(ret));
 	rc_format_addr(res->ai_dst_addr, c->peer, sizeof(c->peer));
 
-	/* Find the local RDMA device that reaches this IP address. */
-	ret = rdma_resolve_addr(c->id, NULL, res->ai_dst_addr, c->timeout_ms);
+	/* Find the local RDMA device that reaches this IP address (errno kept
+	 * before rdma_freeaddrinfo, which may change it). */
+	ret = rdma_resolve_addr(c->id, NULL, res->ai_dst_addr, c->timeout_ms) ? errno : 0;
 	rdma_freeaddrinfo(res);
-	if (ret) {
-		ret = errno;
+	if (ret)
 		return rc_fail(&c->log, ret, "rdma_resolve_addr(%s): %s; hint: %s", c->peer,
 			       strerror(ret), rc_call_hint("rdma_resolve_addr", ret));
-	}
-	ret = wait_cm_event(c, RDMA_CM_EVENT_ADDR_RESOLVED, "resolving the address", &info);
+	ret = wait_cm_event(c, RDMA_CM_EVENT_ADDR_RESOLVED, "resolving the address");
 	if (ret)
 		return ret;
 
 	/* Find the path (for RoCE: the GID and the next hop's MAC). */
 	if (rdma_resolve_route(c->id, c->timeout_ms))
 		return rc_fail_call(&c->log, "rdma_resolve_route", errno, NULL);
-	return wait_cm_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED, "resolving the route", &info);
+	return wait_cm_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED, "resolving the route");
 }
 
 /* PD, completion channel and CQ for this connection's device. */
@@ -685,10 +685,8 @@ static int create_dev(struct rc_conn *c, int cq_size)
 		return rc_fail(&c->log, errno, "ibv_alloc_pd: %s", strerror(errno));
 	/* The channel turns "a completion arrived" into a readable fd. */
 	d->channel = ibv_create_comp_channel(d->verbs);
-	if (!d->channel)
-		return rc_fail(&c->log, errno, "ibv_create_comp_channel: %s", strerror(errno));
-	if (set_nonblock(d->channel->fd))
-		return rc_fail(&c->log, errno, "fcntl(O_NONBLOCK): %s", strerror(errno));
+	if (!d->channel || fcntl(d->channel->fd, F_SETFL, O_NONBLOCK))
+		return rc_fail_call(&c->log, "ibv_create_comp_channel", errno, NULL);
 	/* Big enough for every WR the QP can have outstanding: a full CQ
 	 * would put the QP in the error state. */
 	d->cq = ibv_create_cq(d->verbs, cq_size, c, d->channel, 0);
@@ -777,9 +775,7 @@ int rc_post_recv(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len, ui
 
 	rc_trace(&c->log, "post RECV wr_id=%" PRIu64 " len=%zu", wr_id, len);
 	ret = ibv_post_recv(c->qp, &wr, &bad);
-	if (ret)
-		return rc_fail_call(&c->log, "ibv_post_recv", ret, NULL);
-	return 0;
+	return ret ? rc_fail_call(&c->log, "ibv_post_recv", ret, NULL) : 0;
 }
 
 static const char *wr_opcode_str(enum ibv_wr_opcode op)
@@ -856,30 +852,6 @@ int rc_post_send(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len, ui
 	return rc_post_rdma(c, IBV_WR_SEND, b, off, len, 0, 0, 0, wr_id, signaled);
 }
 
-/* The retry counts: rdma-common.h explains them. */
-static void fill_conn_param(struct rdma_conn_param *p, const void *priv, uint8_t priv_len,
-			    uint8_t initiator_depth, uint8_t responder_resources)
-{
-	memset(p, 0, sizeof(*p));
-	p->private_data = priv;
-	p->private_data_len = priv_len;
-	p->initiator_depth = initiator_depth;
-	p->responder_resources = responder_resources;
-	p->retry_count = RC_RETRY_COUNT;
-	p->rnr_retry_count = RC_RNR_RETRY_COUNT;
-}
-
-/* The local ACK timeout (rdma-common.h explains the value): rdma_cm
- * applies it when it moves the QP to RTS. */
-static int set_ack_timeout(struct rc_conn *c)
-{
-	uint8_t t = RC_ACK_TIMEOUT;
-
-	if (rdma_set_option(c->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t)))
-		return rc_fail_call(&c->log, "rdma_set_option(ACK_TIMEOUT)", errno, NULL);
-	return 0;
-}
-
 void rc_trace_retry(const struct rc_log *log, struct ibv_qp *qp)
 {
 	struct ibv_qp_init_attr init;
@@ -898,19 +870,25 @@ static int establish(struct rc_conn *c, bool client, const void *priv, uint8_t p
 		     uint8_t initiator_depth, uint8_t responder_resources)
 {
 	const char *call = client ? "rdma_connect" : "rdma_accept";
-	struct rdma_conn_param param;
-	struct rc_cm_info info;
+	/* The retry counts: rdma-common.h explains them. A server's
+	 * retry_count goes unused: its QP takes the client's. */
+	struct rdma_conn_param param = { .private_data = priv,
+					 .private_data_len = priv_len,
+					 .initiator_depth = initiator_depth,
+					 .responder_resources = responder_resources,
+					 .retry_count = c->retry_count,
+					 .rnr_retry_count = RC_RNR_RETRY_COUNT };
+	uint8_t t = c->ack_timeout;
 	int ret;
 
-	fill_conn_param(&param, priv, priv_len, initiator_depth, responder_resources);
-	ret = set_ack_timeout(c);
-	if (ret)
-		return ret;
+	/* The local ACK timeout (rdma-common.h explains the value): rdma_cm
+	 * applies it when it moves the QP to RTS. */
+	if (rdma_set_option(c->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t)))
+		return rc_fail_call(&c->log, "rdma_set_option(ACK_TIMEOUT)", errno, NULL);
 	rc_trace(&c->log, "%s%s%s", call, client ? " to " : "", client ? c->peer : "");
 	if (client ? rdma_connect(c->id, &param) : rdma_accept(c->id, &param))
 		return rc_fail(&c->log, errno, "%s: %s", call, strerror(errno));
-	ret = wait_cm_event(c, RDMA_CM_EVENT_ESTABLISHED, client ? "connecting" : "accepting",
-			    &info);
+	ret = wait_cm_event(c, RDMA_CM_EVENT_ESTABLISHED, client ? "connecting" : "accepting");
 	if (!ret)
 		rc_trace_retry(&c->log, c->qp);
 	return ret;
@@ -930,17 +908,21 @@ int rc_accept(struct rc_conn *c, uint8_t initiator_depth, uint8_t responder_reso
 	return establish(c, false, NULL, 0, initiator_depth, responder_resources);
 }
 
+uint8_t rc_reject_pack(uint8_t buf[RC_REJECT_MAX], const char *reason)
+{
+	size_t n = strnlen(reason, RC_REJECT_MAX - sizeof(struct rc_hdr));
+
+	rc_hdr_pack(buf, RC_T_REJECT, (uint32_t)n, 0);
+	memcpy(buf + sizeof(struct rc_hdr), reason, n);
+	return (uint8_t)(sizeof(struct rc_hdr) + n);
+}
+
 int rc_reject_id(struct rdma_cm_id *id, const char *reason)
 {
-	uint8_t priv[128];
-	size_t n = strlen(reason);
+	uint8_t priv[RC_REJECT_MAX];
 
 	/* A REJECT message in the private data: the client prints it. */
-	if (n > sizeof(priv) - sizeof(struct rc_hdr))
-		n = sizeof(priv) - sizeof(struct rc_hdr);
-	rc_hdr_pack(priv, RC_T_REJECT, (uint32_t)n, 0);
-	memcpy(priv + sizeof(struct rc_hdr), reason, n);
-	return rdma_reject(id, priv, (uint8_t)(sizeof(struct rc_hdr) + n)) ? -errno : 0;
+	return rdma_reject(id, priv, rc_reject_pack(priv, reason)) ? -errno : 0;
 }
 
 int rc_reject(struct rc_conn *c, const char *reason)
@@ -949,14 +931,11 @@ int rc_reject(struct rc_conn *c, const char *reason)
 
 	rc_trace(&c->log, "rdma_reject: %s", reason);
 	ret = rc_reject_id(c->id, reason);
-	if (ret)
-		return rc_fail(&c->log, -ret, "rdma_reject: %s", strerror(-ret));
-	return 0;
+	return ret ? rc_fail_call(&c->log, "rdma_reject", -ret, NULL) : 0;
 }
 
 int rc_disconnect(struct rc_conn *c)
 {
-	struct rc_cm_info info;
 	int ret;
 
 	if (!c->established || c->local_disconnected)
@@ -969,7 +948,7 @@ int rc_disconnect(struct rc_conn *c)
 		return rc_fail(&c->log, errno, "rdma_disconnect: %s", strerror(errno));
 	if (c->peer_disconnected)
 		return 0;
-	ret = wait_cm_event(c, RDMA_CM_EVENT_DISCONNECTED, "disconnecting", &info);
+	ret = wait_cm_event(c, RDMA_CM_EVENT_DISCONNECTED, "disconnecting");
 	if (ret == 0)
 		c->peer_disconnected = true;
 	return ret;

@@ -7,8 +7,10 @@
  * CQ, QP, registered buffers), resolving, connecting, accepting, rejecting
  * and disconnecting with librdmacm, waiting for CM events and completions
  * with a timeout, names and hints for statuses and events, and the common
- * wire header. rdma-common.c needs nothing else from common/ (a unit test
- * builds a program from it alone). What is not RDMA lives beside it:
+ * wire header. rdma-common.c needs nothing else from common/ (a unit
+ * test builds a program from it alone). rc-counters.c, RDMA too, is an
+ * opt-in: a wait that also asks the port's retransmission counters
+ * (c->link_hooks = &rc_link_counters). What is not RDMA lives beside them:
  * rc-opts.h (command line), rc-server.h (listener, thread per client,
  * signals), rc-json.h (--json output).
  *
@@ -26,12 +28,13 @@
 #ifndef RDMA_COMMON_H
 #define RDMA_COMMON_H
 
+#include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <sys/utsname.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -61,17 +64,20 @@
  * reply. The retry_count given to rdma_accept is not used at all.
  *
  * The local ACK timeout, set before connecting or accepting (rdma_cm
- * applies it when it moves the QP to RTS): after 4.096 us x 2^16 = 268 ms
- * without an ACK the NIC resends what is outstanding. The default (2^19 =
- * 2.1 s on Linux 6.1) stalled our transfers past their 10 s waits at 0.5%
- * loss between two Soft-RoCE VMs; 2^14 (67 ms) failed healthy connections
- * between the same busy, emulated VMs with RETRY_EXC_ERR. A silent peer is
- * given up after (RC_RETRY_COUNT + 1) x 268 ms = ~1.9 s, inside --timeout.
- * On a real, lossless fabric 2^14..2^16 are common; raise it (2^18 = 1.1 s,
- * ~7.5 s in all) where outages of seconds must be ridden out. README.md,
- * "The transport's retries", has the measurements.
+ * applies it when it moves the QP to RTS): after 4.096 us x 2^14 = 67 ms
+ * without an ACK the NIC resends what is outstanding. perftest's default
+ * too. It is what a lost last packet of a burst costs (nothing behind it
+ * makes the peer NAK the gap): between two Soft-RoCE VMs at 1% loss, 03
+ * ran 2-2.5x faster with 2^14 than with 2^16 (268 ms), as fast as
+ * ib_write_bw/ib_read_bw with the same timer (docs/reliability.md). The
+ * default (2^19 = 2.1 s on Linux 6.1) stalled our transfers past their
+ * 10 s waits. A silent peer is given up after (RC_RETRY_COUNT + 1) x 67
+ * ms = ~0.5 s, inside --timeout. Raise it (--ack-timeout 16: ~1.9 s; 18:
+ * ~7.5 s) where the peer may be unresponsive for longer (busy, emulated
+ * hosts) or outages must be ridden out. README.md's troubleshooting and
+ * docs/reliability.md have the measurements.
  */
-#define RC_ACK_TIMEOUT	   16
+#define RC_ACK_TIMEOUT	   14
 #define RC_RETRY_COUNT	   6
 #define RC_RNR_RETRY_COUNT 6
 
@@ -148,6 +154,102 @@ int rc_hdr_unpack(const void *buf, size_t len, struct rc_msg *out, char *err, si
  * zeros (to 56 bytes for a connect request): trailing bytes beyond the
  * header's length are allowed, missing ones are not. */
 int rc_priv_unpack(const void *buf, size_t len, struct rc_msg *out, char *err, size_t errlen);
+/* A message that fails validation: the reason in err, returns -EBADMSG. */
+static inline int __attribute__((format(printf, 3, 4)))
+rc_bad_msg(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EBADMSG;
+}
+
+/* rc_hdr_unpack, then the expected type and sequence number (01's and 02's
+ * messages): 0, or -EBADMSG with what differs in err. */
+static inline int rc_hdr_expect(const void *buf, size_t len, uint8_t type, uint32_t seq,
+				struct rc_msg *m, char *err, size_t errlen)
+{
+	int ret = rc_hdr_unpack(buf, len, m, err, errlen);
+
+	if (ret)
+		return ret;
+	if (m->type != type)
+		return rc_bad_msg(err, errlen, "message type 0x%02x, expected 0x%02x", m->type,
+				  type);
+	if (m->seq != seq)
+		return rc_bad_msg(err, errlen, "sequence number %u, expected %u", m->seq, seq);
+	return 0;
+}
+
+/* rc_priv_unpack for a connect request's first message, a HELLO: type
+ * `type`, a body of exactly body_len bytes, sequence number 0 (01's, 02's
+ * and 03's). 0, or -EBADMSG with what differs in err. */
+static inline int rc_hello_expect(const void *priv, size_t len, uint8_t type, size_t body_len,
+				  struct rc_msg *m, char *err, size_t errlen)
+{
+	int ret = rc_priv_unpack(priv, len, m, err, errlen);
+
+	if (ret)
+		return ret;
+	if (m->type != type || m->length != body_len)
+		return rc_bad_msg(err, errlen,
+				  "expected a HELLO of %zu bytes, got type 0x%02x of %u bytes",
+				  body_len, m->type, m->length);
+	if (m->seq != 0)
+		return rc_bad_msg(err, errlen, "HELLO with sequence number %u, expected 0", m->seq);
+	return 0;
+}
+
+/* Big-endian fields of n bytes (at most 8) in message bodies, byte by
+ * byte: a received buffer need not be aligned for a wider load. */
+static inline void rc_put_be(uint8_t *p, uint64_t v, int n)
+{
+	while (n-- > 0) {
+		p[n] = (uint8_t)v;
+		v >>= 8;
+	}
+}
+
+static inline uint64_t rc_get_be(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static inline void rc_put16(uint8_t *p, uint16_t v)
+{
+	rc_put_be(p, v, 2);
+}
+
+static inline void rc_put32(uint8_t *p, uint32_t v)
+{
+	rc_put_be(p, v, 4);
+}
+
+static inline void rc_put64(uint8_t *p, uint64_t v)
+{
+	rc_put_be(p, v, 8);
+}
+
+static inline uint16_t rc_get16(const uint8_t *p)
+{
+	return (uint16_t)rc_get_be(p, 2);
+}
+
+static inline uint32_t rc_get32(const uint8_t *p)
+{
+	return (uint32_t)rc_get_be(p, 4);
+}
+
+static inline uint64_t rc_get64(const uint8_t *p)
+{
+	return rc_get_be(p, 8);
+}
 
 /*
  * A memory region the peer may access: what a server advertises so the
@@ -198,12 +300,80 @@ struct rc_dev {
 
 #define RC_POLL_BATCH 16
 
+/*
+ * What a wait that timed out was waiting on: a silent peer, or a
+ * transport still resending what a lossy link dropped? The port's
+ * retransmission counters tell (/sys/class/infiniband/DEV/ports/N/
+ * hw_counters, the names tools/link-counters.sh explains); rc-counters.c
+ * reads them, for rc_next_wc, when c->link_hooks is &rc_link_counters.
+ * The waits of one connection that went on past timeout_ms, each counted
+ * from its start, add up to at most RC_LINK_BUDGET x timeout_ms: a link
+ * that keeps failing ends the connection within a bounded time.
+ */
+#define RC_LINK_BUDGET 3
+
+/* The port's counters and one wait's look at them, in struct rc_conn. */
+struct rc_link {
+	/* NULL: "/sys". Only tests set it, to a tree of fake counter files. */
+	const char *sysfs;
+	char dir[192];	/* SYSFS/class/infiniband/DEV/ports/N/hw_counters */
+	int state;	/* 0: not looked for yet; 1: found; -1: none here */
+	unsigned names; /* bit i: the i-th counter name exists in dir */
+	/* The current wait of rc_next_wc (reset at each call). */
+	int phase; /* 0: first half of the timeout; 1: second; 2..: extended */
+	bool have; /* base was read */
+	uint64_t start_us, base, rose;
+	/* At the connection's first wait: the counters that need packets
+	 * from a peer (a gap, a resend, a NAK), for rc_wc_explain. */
+	bool conn_have;
+	uint64_t conn_peer;
+	/* What the connection's extended waits took (RC_LINK_BUDGET), and
+	 * what they had taken when the current wait began. A service that
+	 * reuses a connection for many requests may zero spent_us per request. */
+	uint64_t spent_us, spent_before_us;
+};
+
+struct rc_conn;
+struct rc_cq_wait;
+
+/*
+ * What rc_next_wc asks beyond the CQ, when c->link_hooks is set (02 and 03
+ * set rc-counters.c's rc_link_counters). NULL: each wait ends after
+ * timeout_ms, with the plain messages ("no completion within N ms", "the
+ * peer disconnected"), and rdma-common.c needs no other file.
+ */
+struct rc_link_hooks {
+	/* At the start of each wait. */
+	void (*begin)(struct rc_conn *c);
+	/* How long the wait sleeps before asking timed_out (not timeout_ms). */
+	int (*first_ms)(const struct rc_conn *c);
+	/* The wait reached w's deadline: 0 to wait on (w moved), or the error. */
+	int (*timed_out)(struct rc_conn *c, struct rc_cq_wait *w);
+	/* The error when the peer has disconnected. */
+	int (*peer_gone)(struct rc_conn *c);
+	/* After a failed completion, log.err already naming it: add to it. */
+	void (*explain)(struct rc_conn *c, const struct ibv_wc *wc);
+};
+
 struct rc_conn {
 	struct rc_log log;
 	int timeout_ms; /* bound of every single wait */
 	bool busy_poll; /* spin on the CQ instead of sleeping on its channel */
-	int cancel_fd;	/* -1, or an fd whose readability aborts waits */
-	int wake_fd;	/* -1, or an eventfd that ends rc_next_wc's wait early */
+	/* The local ACK timeout (4.096 us x 2^N) and the retry count this side
+	 * asks for; rc_conn_init sets RC_ACK_TIMEOUT and RC_RETRY_COUNT. */
+	uint8_t ack_timeout, retry_count;
+	int cancel_fd; /* -1, or an fd whose readability aborts waits */
+	int wake_fd;   /* -1, or an eventfd that ends rc_next_wc's wait early */
+	/* NULL, or asked by rc_link_counters when a wait times out: true with
+	 * a message in buf when a local cause, not the peer, stalled us (03's
+	 * disk thread inside one chunk). */
+	bool (*local_stall)(void *arg, char *buf, size_t len);
+	void *local_stall_arg;
+	/* NULL, or rc_link_counters: the port's retransmission counters, read
+	 * when a wait times out; a lossy link that still resends extends it
+	 * (rc-counters.c, its state in link). */
+	const struct rc_link_hooks *link_hooks;
+	struct rc_link link;
 
 	struct rdma_event_channel *cm_channel; /* events of this id only */
 	struct rdma_cm_id *id;
@@ -277,8 +447,11 @@ int rc_accept(struct rc_conn *c, uint8_t initiator_depth, uint8_t responder_reso
 int rc_reject(struct rc_conn *c, const char *reason);
 
 /*
- * Wait for the next completion, at most timeout_ms. Polls the CQ in
- * batches of RC_POLL_BATCH and hands them out one by one.
+ * Wait for the next completion, at most timeout_ms; with rc_link_counters,
+ * longer while the port's retransmission counters rise (a lossy link,
+ * still resending: within the connection's RC_LINK_BUDGET, see
+ * rc_wait_timed_out). Polls the CQ in batches of RC_POLL_BATCH and hands
+ * them out one by one.
  * Returns 0 with *wc filled; -EIO with *wc filled when the completion
  * failed (log.err names the status and a hint); -ETIMEDOUT;
  * -ECONNRESET when the peer disconnected; -ECANCELED when cancel_fd fired;
@@ -286,6 +459,39 @@ int rc_reject(struct rc_conn *c, const char *reason);
  * which resets an eventfd): another thread of ours has news.
  */
 int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc);
+
+/*
+ * rc-counters.c: rc_next_wc's look at the port's counters, its hooks in
+ * rc_link_counters. A program that sets them links rc-counters.c too.
+ */
+extern const struct rc_link_hooks rc_link_counters;
+/* Find the counters of DEV's port: 0, or -1 (l->state -1) if this port
+ * has none of them or they cannot be read. */
+int rc_link_find(struct rc_link *l, const char *dev, unsigned port);
+/* Sum of the port's retransmission counters now: 0, or -1. */
+int rc_link_read(const struct rc_link *l, uint64_t *sum);
+/* At a connection's first wait: find the counters, note conn_peer;
+ * later calls do nothing. */
+void rc_link_begin(struct rc_conn *c);
+
+/*
+ * How long rc_next_wc's wait sleeps before asking rc_wait_timed_out:
+ * half of timeout_ms while the counters may be there (the look at the
+ * counters then costs nothing in a wait that ends sooner), else all.
+ */
+int rc_wait_first_ms(const struct rc_conn *c);
+
+/*
+ * rc_next_wc's wait reached w's deadline. At half the timeout:
+ * read the counters, wait for the other half (returns 0). At the timeout:
+ * a local stall (c->local_stall) fails with its message; counters that
+ * rose since the last look mean the link is lossy but alive: the deadline
+ * moves on by half a timeout (returns 0; one -v line) while the
+ * connection's budget lasts (RC_LINK_BUDGET timeouts for all its extended
+ * waits, each charged from its start). Else -ETIMEDOUT, log.err naming
+ * what was seen: a spent budget fails the wait at once, as a lossy link.
+ */
+int rc_wait_timed_out(struct rc_conn *c, struct rc_cq_wait *w);
 
 /*
  * The bounded waits on raw objects, under rc_next_wc and the rc_conn
@@ -307,7 +513,8 @@ struct rc_cm_info {
  * Wait for the next event on the (non-blocking) channel ch, at most
  * timeout_ms plus half a second (so that the CM's own verdict on a
  * resolution it was given timeout_ms for comes first), or until cancel_fd
- * (-1: none) is readable. Copies the event into *info and acknowledges it.
+ * (-1: none) is readable. Copies the event into *info (NULL: not
+ * wanted) and acknowledges it.
  * Returns 0 if it is `expected`; else a negative errno with log->err: the
  * step, the event that came instead and a hint (for a REJECTED with our
  * REJECT message, the server's reason), or the timeout or cancellation.
@@ -337,6 +544,16 @@ struct rc_cq_wait {
 };
 int rc_wait_cq(struct rc_cq_wait *w, struct ibv_comp_channel *channel, const int *fds, int n,
 	       int timeout_ms, struct rc_log *log);
+/*
+ * rc_wait_cq for a connection that makes its own verbs calls (01): the CM
+ * channel cm and cancel_fd (-1: none) end the wait too. 0: poll again;
+ * -ECONNRESET when the peer disconnected ("the peer disconnected; hint"),
+ * -ECANCELED when cancel_fd is readable, -ETIMEDOUT, or another CM event's
+ * or poll's error, each with log->err (step names the wait).
+ */
+int rc_wait_cq_cm(struct rc_cq_wait *w, struct ibv_comp_channel *channel,
+		  struct rdma_event_channel *cm, int cancel_fd, int timeout_ms, const char *step,
+		  struct rc_log *log);
 
 /* A completion of an unexpected kind: record it as an error. */
 int rc_unexpected_wc(struct rc_conn *c, const struct ibv_wc *wc);
@@ -353,9 +570,6 @@ void rc_trace_retry(const struct rc_log *log, struct ibv_qp *qp);
 
 /* Names for traces and messages. */
 const char *rc_wc_opcode_str(enum ibv_wc_opcode op);
-/* The enum's name of a completion status ("IBV_WC_RNR_RETRY_EXC_ERR"), as
- * the lessons print it; "IBV_WC_(other)" for the rarer ones. */
-const char *rc_wc_status_name(int status);
 const char *rc_wc_status_hint(enum ibv_wc_status st);
 const char *rc_cm_event_hint(enum rdma_cm_event_type ev, int status);
 /* What to check first when CALL failed with err, or NULL: none known. */
@@ -387,40 +601,31 @@ void rc_format_addr(const struct sockaddr *sa, char *out, size_t len);
 /* rdma_reject a connect request with a REJECT message carrying `reason`,
  * which the client prints. Returns 0 or a negative errno. */
 int rc_reject_id(struct rdma_cm_id *id, const char *reason);
+/* That REJECT message: `reason` (cut to fit) after the header, in buf;
+ * returns its length, for rdma_reject's private data. */
+#define RC_REJECT_MAX 128
+uint8_t rc_reject_pack(uint8_t buf[RC_REJECT_MAX], const char *reason);
 
 /*
- * rc_next_wc, after a failed completion: if it is a flush, the first
- * failure of c, neither side disconnected (no DISCONNECTED within 0.5 s:
- * a disconnect's comes at once), and the device is Soft-RoCE (vendor id
- * 0xffffff), then the device failed the QP without an error completion, a
- * known rdma_rxe bug (docs/kernels.md): c->log.err says so, with the
- * kernel's X.Y. Here, not in rdma-common.c, which must stay short.
+ * rc_next_wc, after a failed completion (rc-counters.c): words what the
+ * port saw, in c->log.err. A flush that is the first failure of c, before
+ * our own rdma_disconnect, on Soft-RoCE (vendor id 0xffffff): the device
+ * failed the QP without an error completion, a known rdma_rxe bug
+ * (docs/kernels.md), with the kernel's X.Y; a peer's disconnect never
+ * flushes our QP, so it is named beside the bug, not instead; an error
+ * polled in the same batch behind the flush is named instead. Retries
+ * exhausted while the port counted packets from a peer out of order,
+ * resent or NAKed during this connection: a lossy or reordering link, not
+ * only a silent peer.
  */
-static inline void rc_rxe_silent_flush(struct rc_conn *c, const struct ibv_wc *wc)
-{
-	int fd = c->cm_channel->fd, major = 0, minor = 0;
-	bool first = !c->wc_failed;
-	struct ibv_device_attr a;
-	struct rc_cm_info info;
-	struct utsname u = { 0 };
-
-	c->wc_failed = true;
-	if (wc->status != IBV_WC_WR_FLUSH_ERR || !first || c->peer_disconnected ||
-	    c->local_disconnected || ibv_query_device(c->dev.verbs, &a) || a.vendor_id != 0xffffff)
-		return;
-	if (rc_wait_readable(&fd, 1, rc_now_us() + 500000u) == 0 &&
-	    rc_take_cm_event(c->cm_channel, &info, NULL, &c->log) == 0 &&
-	    info.event == RDMA_CM_EVENT_DISCONNECTED) {
-		c->peer_disconnected = true;
-		return;
-	}
-	uname(&u);
-	sscanf(u.release, "%d.%d", &major, &minor);
-	rc_fail(&c->log, EIO,
-		"work request %" PRIu64 " failed: %s, and no error came before it: Soft-RoCE moved "
-		"the QP to the error state without reporting an error; a known rdma_rxe bug on "
-		"Linux %d.%d (see docs/kernels.md)",
-		wc->wr_id, ibv_wc_status_str(wc->status), major, minor);
-}
+void rc_wc_explain(struct rc_conn *c, const struct ibv_wc *wc);
+/* rc_next_wc, when the peer disconnected: -ECONNRESET, c->log.err saying
+ * so, and that the link was lossy when the counters above say it was. */
+int rc_peer_gone(struct rc_conn *c);
+/* The running kernel's release as `uname -r` prints it, copied into buf
+ * (65 bytes hold any), or "(unknown)"; returns buf. Where kernels differ
+ * (the rdma_rxe bug above, the lessons of 01 and 02), we say which one we
+ * saw. In rc-counters.c. */
+const char *rc_kernel_release(char *buf, size_t len);
 
 #endif /* RDMA_COMMON_H */

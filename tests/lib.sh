@@ -33,6 +33,24 @@ cleanup_test() {
 }
 trap 'cleanup_test; rm -rf "$T"' EXIT
 
+# nap SECONDS: a sleep without starting a process. The polls below run every
+# 0.1 s, and in the emulated VM each sleep(1), sed or grep started costs about
+# as much again (tests/e2e2/lib2.sh uses it too).
+exec {SLEEP_FD}<> <(:)
+nap() { read -r -t "$1" -u "$SLEEP_FD" || :; }
+
+# listening_port FILE: PORT = N of the first "listening on ADDR port N" line
+# in FILE (a server's stdout), without starting a process; empty if none yet.
+listening_port() {
+	local line
+	PORT=""
+	[ -f "$1" ] || return 1 # the server's shell may not have created it yet
+	while IFS= read -r line || [ -n "$line" ]; do
+		[[ $line =~ ^listening\ on\ .*\ port\ ([0-9]+)$ ]] && { PORT=${BASH_REMATCH[1]}; return 0; }
+	done <"$1"
+	return 1
+}
+
 fail() { REASON="$*"; return 1; }
 
 # Show the tail of a file in a failure reason.
@@ -69,10 +87,9 @@ start_server() {
 	"$prog" "$@" -p 0 >"$T/$name.out" 2>"$T/$name.err" &
 	PID[$name]=$!
 	for ((i = 0; i < SERVER_READY_S * 10; i++)); do
-		PORT=$(sed -n 's/^listening on .* port \([0-9][0-9]*\)$/\1/p' "$T/$name.out" | head -n1)
-		[ -n "$PORT" ] && return 0
+		listening_port "$T/$name.out" && return 0
 		kill -0 "${PID[$name]}" 2>/dev/null || break
-		sleep 0.1
+		nap 0.1
 	done
 	fail "server $name did not report 'listening on' within ${SERVER_READY_S}s: $(tail_of "$T/$name.err")"
 }
@@ -106,7 +123,7 @@ wait_exit() {
 			unset "PID[$name]"
 			return 0
 		fi
-		sleep 0.1
+		nap 0.1
 	done
 	kill -9 "${PID[$name]}" 2>/dev/null
 	wait "${PID[$name]}" 2>/dev/null
@@ -119,7 +136,7 @@ wait_for() {
 	local name=$1 re=$2 limit=$3 i
 	for ((i = 0; i < limit * 10; i++)); do
 		grep -Eq -- "$re" "$T/$name.out" "$T/$name.err" 2>/dev/null && return 0
-		sleep 0.1
+		nap 0.1
 	done
 	fail "$name did not print /$re/ within ${limit}s: $(tail_of "$T/$name.err")"
 }
@@ -138,6 +155,41 @@ want_out() {
 want_err() {
 	grep -Eq -- "$2" "$T/$1.err" && return 0
 	fail "$1 stderr lacks /$2/: $(tail_of "$T/$1.err")"
+}
+# want_client_usage CLIENT: what 01's and 02's clients say to a bad command
+# line: an unknown option and no SERVER exit 2 with their messages, --help
+# exits 0 with the usage.
+want_client_usage() {
+	run u1 "$1" --bogus "$RDMA_IP"; want_rc u1 2 || return 1
+	want_err u1 "unknown option '--bogus' \(try --help\)" || return 1
+	run u2 "$1"; want_rc u2 2 || return 1
+	want_err u2 "missing SERVER" || return 1
+	run u3 "$1" --help; want_rc u3 0 || return 1
+	want_out u3 "^usage: rdma-client"
+}
+# retry_options_reach_qps SERVER CLIENT SRV_ACK SRV_RETRY CLI_ACK CLI_RETRY [CLIENT_ARGS...]:
+# a --once server and one client, each with -v and its own --ack-timeout
+# and --retry-count. The client's QP must get both of its values; the
+# server's QP its own ACK timeout and the client's retry count (the IB CM
+# takes it from the connect request and ignores the server's).
+retry_options_reach_qps() {
+	local srv=$1 cli=$2 sa=$3 sr=$4 ca=$5 cr=$6
+	shift 6
+	start_server srv "$srv" --once -v --ack-timeout "$sa" --retry-count "$sr" || return 1
+	run cli "$cli" --timeout 5 -v --ack-timeout "$ca" --retry-count "$cr" "$@" "$RDMA_IP" "$PORT"
+	want_rc cli 0 || return 1
+	wait_exit srv 10
+	want_rc srv 0 || return 1
+	want_qp_retry cli "$ca" "$cr" || return 1
+	want_qp_retry srv "$sa" "$cr"
+}
+
+# want_qp_retry NAME ACK_TIMEOUT RETRY_COUNT: NAME's -v trace (stderr) shows
+# a QP that got this ACK timeout (4.096 us x 2^N) and retry count.
+want_qp_retry() {
+	local ms
+	ms=$(awk -v n="$2" 'BEGIN { printf "%.0f", 2 ^ n * 4.096e-3 }')
+	want_err "$1" ": QP [0-9]+: ack timeout $2 \\($ms ms\\), retry_cnt $3, rnr_retry [0-9]+$"
 }
 count_out() { grep -Ec -- "$2" "$T/$1.out"; }
 
@@ -199,7 +251,8 @@ unsanitized() {
 }
 
 record() {
-	echo "$1" | tee -a "$TEST_RESULTS"
+	echo "$1"
+	echo "$1" >>"$TEST_RESULTS" # (not tee: no process to start)
 }
 
 # run_tests FUNC...: run each test, record its result.
@@ -237,6 +290,21 @@ check_sequence() {
 	local out
 	out=$("$ROOT/tests/check-sequence" "$ROOT/sequence.txt" "$1" "$2" "$T/$3.err") && return 0
 	fail "sequence.txt ($1) and the $3 trace disagree: $out"
+}
+
+# receiving DIR: a file being received into DIR has data. Either a
+# temporary .*.part file (the fallback), or an O_TMPFILE file, which has no
+# name: a process holding it shows it in /proc/PID/fd as
+# "DIR/#INODE (deleted)". Pass it to another node with "$(declare -f
+# receiving)".
+receiving() {
+	local d f
+	d=$(cd "$1" 2>/dev/null && pwd -P) || return 1
+	[ -n "$(find "$d" -maxdepth 1 -name '.*.part' -size +0)" ] && return 0
+	while read -r f; do
+		[ -s "$f" ] && return 0
+	done < <(find /proc/[0-9]*/fd -lname "$d/*(deleted)" 2>/dev/null)
+	return 1
 }
 
 # no_temp DIR: no temporary file (.*.part) left in DIR.

@@ -109,6 +109,21 @@ kernel_checks() {
         grep -q "node2: watchdog: the VM on kernel .*test pair_test was running" "$scratch/w2.err"
     check "... and says what node1 was doing" grep -q "node1 (stopped with it): .*pair_test" "$scratch/w2.err"
     check "... and leaves no qemu process behind" no_qemu_left "$scratch/tmp-w2"
+
+    # A guest kernel that crashes (sysrq's crash: an oops, then "Kernel panic"): -n 2 exits 123,
+    # naming the node, the kernel, the oops and the test that was running (not "could not be set up").
+    mkdir -p "$scratch/tmp-p"
+    # shellcheck disable=SC2016  # expanded inside
+    TMPDIR=$scratch/tmp-p timeout $LIMIT "$RDMA_ENV" -n 2 --kernel 6.1 -t 250 -- sh -c '
+        echo "== tests/e2e2/00-fake.sh"; echo "-- crash_test"
+        if [ "$RDMA_NODE" = 2 ]; then sleep 2; echo c > /proc/sysrq-trigger; fi; sleep 60' \
+        > "$scratch/p.out" 2> "$scratch/p.err"
+    rc=$?
+    kv=$("$RDMA_ENV" -q --resolve-kernel 6.1 2>/dev/null)
+    check "a guest kernel crash, -n 2: exit 123 (got $rc)" [ "$rc" = 123 ]
+    check "... the message names node2, the kernel ($kv), the crash and the test" \
+        grep -q "node2: the guest kernel $kv crashed: .*Kernel panic - not syncing.*test crash_test was running" "$scratch/p.err"
+    check "... and leaves no qemu process behind" no_qemu_left "$scratch/tmp-p"
 }
 
 summary() {

@@ -1,65 +1,42 @@
 #!/usr/bin/env bash
 # End-to-end tests of 03_file-transfer on a real (or Soft-RoCE) device.
-# Run through tools/rdma-env, which sets RDMA_IP.
+# Run through tools/rdma-env, which sets RDMA_IP. The source side (which
+# path a put's source takes on this kernel, a source that changes
+# mid-transfer): 03-source.sh.
 #
 # TEST_LARGE=1 adds a put and get of a sparse file of 4 GiB + 1 byte (off by
 # default: at the ~40 MiB/s of the TCG VM it takes several minutes, and it
 # needs ~8.5 GiB of disk under build/, since the VM's / is in RAM).
-# shellcheck source=../lib.sh source-path=SCRIPTDIR
-. "$(dirname "$0")/../lib.sh"
+# shellcheck source=lib03.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/lib03.sh"
 
-S=$ROOT/03_file-transfer/rdma-server
-C=$ROOT/03_file-transfer/rdma-client
-CT=(--timeout 5) # client timeout: every wait in the client is bounded by it
-# Directories of the tests live in $W, not in $T: lib.sh empties $T with
-# `rm -f "$T"/*` after each test and copies its files for TEST_KEEP_LOGS.
-W=$(mktemp -d "${TMPDIR:-/tmp}/rdma-e2e-03.XXXXXX")
-trap 'cleanup_test; umount "$W/small" 2>/dev/null; rm -rf "$T" "$W"' EXIT
-OK_RE='bytes in [0-9]+\.[0-9]{3} s \([0-9]+\.[0-9] MiB/s\), xxh3-128 [0-9a-f]{32} verified$'
 
-# Fresh server root and local directory for this test.
-dirs() {
-	rm -rf "${W:?}"/*
-	mkdir -p "$W/root" "$W/local" "$W/outside"
-}
-
-# mkfile PATH BYTES: random content.
-mkfile() { head -c "$2" /dev/urandom >"$1"; }
-
-# same A B: identical content (sha256).
-same() {
-	local a b
-	a=$(sha256sum <"$1" | cut -d' ' -f1)
-	b=$(sha256sum <"$2" 2>/dev/null | cut -d' ' -f1)
-	[ -n "$b" ] && [ "$a" = "$b" ] && return 0
-	fail "$2 differs from $1 (sha256 $a vs ${b:-missing})"
-}
-
-# wait_gone DIR SECONDS: until no temporary file is left in DIR.
-wait_no_temp() {
-	local i
-	for ((i = 0; i < $2 * 10; i++)); do
-		[ -z "$(find "$1" -maxdepth 1 -name '.*.part')" ] && return 0
-		sleep 0.1
-	done
-	no_temp "$1"
-}
-
-# wait_temp_growing DIR SECONDS [NAME]: a temporary file with data appears
-# in DIR while background process NAME (if given) still runs. Returns 77
-# (skip) if NAME finished first: a device fast enough to move the whole
-# file before we look cannot be interrupted in the middle by this test.
-wait_temp_growing() {
-	local i
-	for ((i = 0; i < $2 * 10; i++)); do
-		[ -n "$(find "$1" -maxdepth 1 -name '.*.part' -size +0)" ] && return 0
-		if [ -n "${3:-}" ] && ! kill -0 "${PID[$3]}" 2>/dev/null; then
-			REASON="the transfer finished before it could be interrupted"
-			return 77
-		fi
-		sleep 0.1
-	done
-	fail "no temporary file with data appeared in $1 within $2 s"
+# The digest is per chunk, on --hash-threads threads: the same file in the
+# same chunks has the same digest whatever the thread counts on either
+# side, and a bad count is a usage error.
+t_hash_threads_same_digest() {
+	local h1 h4 hg size=$((3 * 1048576 + 5))
+	dirs
+	mkfile "$W/local/f" "$size"
+	start_server srv "$S" -r "$W/root" --hash-threads 3 || return 1
+	run p1 "$C" "${CT[@]}" --hash-threads 1 -c 64K -p "$PORT" "$W/local/f" "$RDMA_IP:a"
+	want_rc p1 0 || return 1
+	want_out p1 "^put a: $size $OK_RE" || return 1
+	run p4 "$C" "${CT[@]}" --hash-threads 4 -c 64K -p "$PORT" "$W/local/f" "$RDMA_IP:b"
+	want_rc p4 0 || return 1
+	run g16 "$C" "${CT[@]}" --hash-threads 16 -c 64K -p "$PORT" "$RDMA_IP:a" "$W/local/g"
+	want_rc g16 0 || return 1
+	same "$W/local/f" "$W/root/a" || return 1
+	same "$W/local/f" "$W/root/b" || return 1
+	same "$W/local/f" "$W/local/g" || return 1
+	h1=$(grep -o '[0-9a-f]\{32\}' "$T/p1.out")
+	h4=$(grep -o '[0-9a-f]\{32\}' "$T/p4.out")
+	hg=$(grep -o '[0-9a-f]\{32\}' "$T/g16.out")
+	[ -n "$h1" ] && [ "$h1" = "$h4" ] && [ "$h1" = "$hg" ] ||
+		fail "digests differ: 1 thread $h1, 4 threads $h4, get with 16 $hg" || return 1
+	run bad "$C" "${CT[@]}" --hash-threads 17 -p "$PORT" "$W/local/f" "$RDMA_IP:c"
+	want_rc bad 2 || return 1
+	want_err bad "invalid number of hash threads '17' \(1 to 16\)" || return 1
 }
 
 t_put_get_sizes() {
@@ -82,7 +59,7 @@ t_put_get_sizes() {
 		[ "$h1" = "$h2" ] || fail "put printed $h1, get $h2" || return 1
 	done
 	want_out srv "^put 'f1' from .*: 1 bytes, xxh3-128 [0-9a-f]{32} verified, stored$" || return 1
-	want_out srv "put, chunk 1048576 x depth 16$" || return 1 # the defaults
+	want_out srv "put, chunk 65536 x depth 16$" || return 1 # the defaults
 	want_out srv "^get 'f33554432' to .*: 33554432 bytes, .* verified by the client$" || return 1
 	no_temp "$W/root" && no_temp "$W/local" || return 1
 	stop_server srv
@@ -93,7 +70,7 @@ t_chunk_and_depth_variants() {
 	dirs
 	start_server srv "$S" -r "$W/root" || return 1
 	# Sizes that are no multiple of the chunk, with more chunks than slots
-	# (each slot reused): 4 KiB x 1 is stop-and-wait; 1 MiB x 16, the
+	# (each slot reused): 4 KiB x 1 is stop-and-wait; 64 KiB x 16, the
 	# default, is put_get_sizes' 32 MiB case.
 	for v in "4K 1 $((1048576 + 3))" "8M 4 $((33 * 1048576 + 5))"; do
 		# shellcheck disable=SC2086 # one word per field of $v
@@ -219,6 +196,63 @@ t_server_killed_mid_get() {
 	[ ! -e "$W/local/big" ] || fail "a file appeared under the final name"
 }
 
+# A receiver killed with SIGKILL in the middle, on a tmpfs (O_TMPFILE on
+# every kernel; the VM's /tmp is an overlayfs, which lacks it on 6.1):
+# nothing is left, neither a name nor the data. tmpfs_body BODY runs BODY
+# with $W/tmpfs mounted, and unmounts it whatever BODY returns.
+tmpfs_body() {
+	local r
+	dirs
+	mkdir -p "$W/tmpfs"
+	mount -t tmpfs -o size=64m tmpfs "$W/tmpfs" 2>/dev/null ||
+		{ REASON="cannot mount a tmpfs (not root?)"; return 77; }
+	"$1"
+	r=$?
+	cleanup_test
+	umount "$W/tmpfs"
+	return $r
+}
+
+# kill_receiver NAME: once 1 MiB of the file background process NAME (run
+# with -v) receives into $W/tmpfs has arrived, SIGKILL it; nothing may be
+# left there.
+kill_receiver() {
+	wait_temp_growing "$W/tmpfs" 15 cli || return $?
+	want_err "$1" "created temporary file for big: O_TMPFILE \(nothing is left if the receiver dies\)$" || return 1
+	wait_used "$W/tmpfs" $((1 << 20)) 20 || return 1
+	kill -9 "${PID[$1]}"
+	wait_exit "$1" 5
+	left_nothing "$W/tmpfs"
+}
+
+killed_server_put_body() {
+	mkfile "$W/local/big" $((32 << 20))
+	start_server srv "$S" -v -r "$W/tmpfs" || return 1
+	spawn cli "$C" --timeout 5 --no-progress -c 4K -t 1 "$W/local/big" "$RDMA_IP:big" -p "$PORT"
+	kill_receiver srv || return $?
+	# The client notices the dead server within its timeout.
+	wait_exit cli 10
+	want_rc cli 1
+}
+
+t_tmpfile_server_killed_mid_put() { tmpfs_body killed_server_put_body; }
+
+killed_client_get_body() {
+	mkfile "$W/root/big" $((32 << 20))
+	start_server srv "$S" -r "$W/root" --timeout 3 || return 1
+	spawn cli "$C" -v --timeout 5 --no-progress -c 4K -t 1 "$RDMA_IP:big" "$W/tmpfs/big" -p "$PORT"
+	kill_receiver cli || return $?
+	# The server notices, and serves the next client.
+	wait_for srv "get 'big': .* after [0-9]+ of 33554432 bytes" 10 || return 1
+	run next "$C" "${CT[@]}" -v -p "$PORT" "$RDMA_IP:big" "$W/tmpfs/big"
+	want_rc next 0 || return 1
+	same "$W/root/big" "$W/tmpfs/big" || return 1
+	want_err next "in place: big \(linked from O_TMPFILE\)$" || return 1
+	stop_server srv
+}
+
+t_tmpfile_client_killed_mid_get() { tmpfs_body killed_client_get_body; }
+
 t_server_stops_cleanly_mid_put() {
 	dirs
 	mkfile "$W/local/big" $((32 << 20))
@@ -332,7 +366,7 @@ t_limits_rejected() {
 	mkfile "$W/local/big" $((32 << 20))
 	mkfile "$W/local/f" 100
 	start_server srv "$S" -r "$W/root" --max-mem 4M --max-depth 8 --max-clients 1 || return 1
-	run l1 "$C" "${CT[@]}" -p "$PORT" -t 8 "$W/local/f" "$RDMA_IP:f"
+	run l1 "$C" "${CT[@]}" -p "$PORT" -c 1M -t 8 "$W/local/f" "$RDMA_IP:f"
 	want_rc l1 3 || return 1
 	want_err l1 "rejected the connection: ring of 1 MiB x 8 = 8 MiB is over this server's 4 MiB per client; use a smaller -c or -t$" || return 1
 	run l2 "$C" "${CT[@]}" -p "$PORT" -c 4K -t 9 "$W/local/f" "$RDMA_IP:f"
@@ -418,8 +452,10 @@ t_bad_options() {
 }
 
 t_ulimit_l_message() {
-	# As an ordinary user with `ulimit -l` of 4 MiB, the default 16 MiB
-	# ring cannot be registered: the message names the limit and a fit.
+	# As an ordinary user with `ulimit -l` of 4 MiB, a 16 MiB ring (1 MiB
+	# x 16; the default ring, 1 MiB, fits) cannot be registered: the
+	# message names the limit and a fit. --copy: a zero-copy put (6.2 and
+	# later) registers no ring, only windows of the file (03-source.sh).
 	local u=nobody
 	id "$u" >/dev/null 2>&1 && command -v setpriv >/dev/null ||
 		{ REASON="no user '$u' or no setpriv"; return 77; }
@@ -429,7 +465,7 @@ t_ulimit_l_message() {
 	chmod 644 "$W/local/f"
 	start_server srv "$S" -r "$W/root" || return 1
 	run u bash -c "ulimit -l 4096 && exec setpriv --reuid=$u --regid=nogroup --clear-groups \
-		$C --timeout 5 -p $PORT $W/local/f $RDMA_IP:f"
+		$C --timeout 5 --copy -c 1M -t 16 -p $PORT $W/local/f $RDMA_IP:f"
 	if grep -q "rdma_create_event_channel\|/dev/infiniband" "$T/u.err"; then
 		REASON="this user cannot open the RDMA device: $(tail_of "$T/u.err" 1)"
 		return 77
@@ -438,7 +474,7 @@ t_ulimit_l_message() {
 	want_err u "cannot register the 16 MiB ring \(chunk 1 MiB x depth 16\): .*limited to 4 MiB .*\`ulimit -l\`.*e\.g\. -c 1M -t 3$" || return 1
 	# And the suggestion does fit.
 	run u2 bash -c "ulimit -l 4096 && exec setpriv --reuid=$u --regid=nogroup --clear-groups \
-		$C --timeout 5 -p $PORT -c 1M -t 3 $W/local/f $RDMA_IP:f"
+		$C --timeout 5 --copy -p $PORT -c 1M -t 3 $W/local/f $RDMA_IP:f"
 	want_rc u2 0 || return 1
 	same "$W/local/f" "$W/root/f" || return 1
 	stop_server srv
@@ -459,6 +495,61 @@ t_sequence_matches_trace() {
 	cat "$T/cli1.err" "$T/cli2.err" >"$T/cli.err"
 	check_sequence 03_file-transfer c cli || return 1
 	check_sequence 03_file-transfer s srv
+}
+
+t_retry_options_reach_the_qps() {
+	# A put with --ack-timeout and --retry-count: the client's QP has both,
+	# the server's its own --ack-timeout and the client's retry count.
+	dirs
+	mkfile "$W/local/f" 70000
+	start_server srv "$S" -r "$W/root" --once -v --ack-timeout 17 || return 1
+	run cli "$C" "${CT[@]}" -v --ack-timeout 13 --retry-count 4 -p "$PORT" -c 64K -t 2 \
+		"$W/local/f" "$RDMA_IP:f"
+	want_rc cli 0 || return 1
+	wait_exit srv 10
+	want_rc srv 0 || return 1
+	same "$W/local/f" "$W/root/f" || return 1
+	want_qp_retry cli 13 4 || return 1
+	want_qp_retry srv 17 4
+}
+
+t_slow_local_disk_named() {
+	# A get into a file system frozen mid-transfer (fsfreeze: every write
+	# blocks until it thaws), for longer than --timeout: the client names
+	# its own disk, not the peer, and leaves no temporary file.
+	local r
+	[ "$(id -u)" = 0 ] || { REASON="needs root (a loop mount and fsfreeze)"; return 77; }
+	command -v fsfreeze >/dev/null && command -v mkfs.ext4 >/dev/null ||
+		{ REASON="fsfreeze or mkfs.ext4 not installed"; return 77; }
+	dirs
+	mkfile "$W/root/big" $((96 << 20))
+	modprobe loop 2>/dev/null # a module in Debian's kernels
+	truncate -s 160M "$W/img" && mkfs.ext4 -q -F "$W/img" >"$T/mnt.err" 2>&1 && mkdir -p "$W/slow" &&
+		mount -o loop "$W/img" "$W/slow" 2>>"$T/mnt.err" ||
+		{ REASON="cannot loop-mount an ext4 image: $(tail_of "$T/mnt.err")"; return 77; }
+	frozen_get_body
+	r=$?
+	fsfreeze -u "$W/slow" 2>/dev/null
+	cleanup_test
+	umount "$W/slow"
+	return $r
+}
+
+frozen_get_body() {
+	start_server srv "$S" -r "$W/root" || return 1
+	spawn cli "$C" --timeout 3 --no-progress -c 64K -t 4 -p "$PORT" "$RDMA_IP:big" "$W/slow/big"
+	wait_temp_growing "$W/slow" 20 cli || return $?
+	fsfreeze -f "$W/slow" || { fail "fsfreeze -f failed"; return 1; }
+	# The client's wait times out after 3 s; it exits once the file
+	# system thaws (its disk thread is inside a write until then).
+	nap 5
+	fsfreeze -u "$W/slow" || { fail "fsfreeze -u failed"; return 1; }
+	wait_exit cli 20
+	want_rc cli 1 || return 1
+	want_err cli "no progress within 3000 ms: the local disk stalled: writing chunk [0-9]+ of .*big.* has taken [0-9]+\.[0-9] s so far; hint: .*not the peer" || return 1
+	! grep -q "the peer stalled" "$T/cli.err" || fail "the client blamed the peer: $(tail_of "$T/cli.err")" || return 1
+	[ ! -e "$W/slow/big" ] || fail "the destination exists after a failed get" || return 1
+	no_temp "$W/slow"
 }
 
 t_large_file() {
@@ -500,7 +591,9 @@ t_json_output() {
 		d['mib_s'] > 0 and d['hash_name'] == 'xxh3-128' and len(d['hash']) == 32 and
 		d['verified'] is True and d['error'] is None and d['exit_code'] == 0 and err == ''" || return 1
 	hash=$("$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["hash"])' <"$T/put.out")
-	run get "$C" "${CT[@]}" --json -p "$PORT" "$RDMA_IP:a.bin" "$W/local/b.bin"
+	# The digest is over the chunk digests: the same chunk size, the same
+	# digest (another -c gives another one).
+	run get "$C" "${CT[@]}" --json -c 64K -p "$PORT" "$RDMA_IP:a.bin" "$W/local/b.bin"
 	want_rc get 0 || return 1
 	want_json get "d['ok'] is True and d['op'] == 'get' and d['size'] == 300000 and
 		d['hash'] == '$hash' and d['verified'] is True" || return 1
@@ -515,6 +608,59 @@ t_json_output() {
 	run none "$C" --timeout 3 --json -p "$PORT" "$W/local/a.bin" "$RDMA_IP:a.bin"
 	want_rc none 3 || return 1
 	want_json none "d['ok'] is False and d['exit_code'] == 3 and 'REJECTED' in d['error']"
+}
+
+# cpu_ok WHAT USER SYS WALL: USER + SYS seconds of CPU time are above 0 and
+# at most WALL seconds on every CPU here: more cannot be used in WALL.
+cpu_ok() {
+	awk -v u="$2" -v s="$3" -v w="$4" -v n="$NCPU" 'BEGIN { exit !(u + s > 0 && u + s <= w * n) }' &&
+		return 0
+	fail "$1: CPU time user $2 s + sys $3 s is not within (0, $4 s x $NCPU CPUs]"
+}
+
+# since T0: seconds of wall time since $EPOCHREALTIME was T0.
+since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }'; }
+
+t_cpu_time_reported() {
+	# getrusage at the end of a transfer: the client's whole process from
+	# setup on, in -v and --json; the server's threads of that one
+	# transfer, in its -v trace. An 8 MiB file is 1/128 GiB: "per GiB" is 128 x the total.
+	local t0 put_wall get_wall re n=0 line walls
+	local srv_re="^server conn [0-9]+: CPU: user ([0-9]+\.[0-9]{3}) s, sys ([0-9]+\.[0-9]{3}) s, ([0-9]+\.[0-9]{3}) s per GiB \(this transfer's threads: this connection's, its disk thread and 2 hashing threads\)$"
+	NCPU=$(nproc)
+	dirs
+	mkfile "$W/local/f" $((8 << 20))
+	start_server srv "$S" -r "$W/root" -v || return 1
+	t0=$EPOCHREALTIME
+	run put "$C" "${CT[@]}" -v -p "$PORT" "$W/local/f" "$RDMA_IP:f"
+	put_wall=$(since "$t0")
+	want_rc put 0 || return 1
+	re='^CPU: user ([0-9]+\.[0-9]{3}) s, sys ([0-9]+\.[0-9]{3}) s, ([0-9]+\.[0-9]{3}) s per GiB \(this process, all its threads, from setup to the end of the transfer\)$'
+	line=$(grep -E '^CPU: ' "$T/put.out")
+	[[ $line =~ $re ]] || fail "put -v: no CPU line of the expected form: '$line'" || return 1
+	cpu_ok "put -v" "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "$put_wall" || return 1
+	awk -v u="${BASH_REMATCH[1]}" -v s="${BASH_REMATCH[2]}" -v g="${BASH_REMATCH[3]}" \
+		'BEGIN { d = (u + s) * 128 - g; exit !(d < 0.2 && d > -0.2) }' ||
+		fail "put -v: $line: per GiB is not 128 x (user + sys)" || return 1
+	t0=$EPOCHREALTIME
+	run get "$C" "${CT[@]}" --json -p "$PORT" "$RDMA_IP:f" "$W/local/g"
+	get_wall=$(since "$t0")
+	want_rc get 0 || return 1
+	want_json get "d['cpu_user_s'] >= 0 and d['cpu_sys_s'] >= 0 and
+		0 < d['cpu_user_s'] + d['cpu_sys_s'] <= $get_wall * $NCPU and
+		abs(d['cpu_s_per_gib'] - (d['cpu_user_s'] + d['cpu_sys_s']) * 128) < 0.01" || return 1
+	same "$W/local/f" "$W/local/g" || return 1
+	stop_server srv || return 1
+	# The server's line for each transfer, put then get, each within the
+	# wall time of the client it served.
+	walls=("$put_wall" "$get_wall")
+	while IFS= read -r line; do
+		[[ $line =~ $srv_re ]] || continue
+		[ "$n" -lt 2 ] || fail "the server printed more than 2 CPU lines" || return 1
+		cpu_ok "the server's line $line" "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "${walls[$n]}" || return 1
+		n=$((n + 1))
+	done <"$T/srv.err"
+	[ "$n" = 2 ] || fail "the server's -v trace has $n CPU lines, not 2: $(grep -m3 'CPU' "$T/srv.err" | tr '\n' '|')"
 }
 
 # mkkey PATH [MODE]: a 32-byte random key, readable by its owner only.
@@ -609,10 +755,12 @@ t_read_only_and_write_only() {
 	want_err both "exclude each other" || return 1
 }
 
-run_tests t_put_get_sizes t_chunk_and_depth_variants t_hostile_names_rejected \
+run_tests t_put_get_sizes t_hash_threads_same_digest t_chunk_and_depth_variants t_hostile_names_rejected \
 	t_existing_destination t_client_killed_mid_put t_server_killed_mid_get \
+	t_tmpfile_server_killed_mid_put t_tmpfile_client_killed_mid_get \
 	t_server_stops_cleanly_mid_put t_two_puts_and_two_gets_at_once t_disk_full \
 	t_local_and_remote_missing t_limits_rejected t_garbage_client_rejected \
 	t_progress_and_quiet t_bad_options t_ulimit_l_message t_sequence_matches_trace \
-	t_large_file t_json_output t_secret_required_and_checked t_secret_file_checked_at_start \
+	t_retry_options_reach_the_qps t_slow_local_disk_named \
+	t_large_file t_json_output t_cpu_time_reported t_secret_required_and_checked t_secret_file_checked_at_start \
 	t_read_only_and_write_only

@@ -56,7 +56,7 @@ hostile_ok() {
 	for ((i = 0; i < 5; i++)); do
 		problems=$(log_problems "$1" "$2" "${3:-10}")
 		[ -z "$problems" ] && return 0
-		sleep 1
+		nap 1
 	done
 	fail "server log: $(tr '\n' ';' <<<"$problems" | cut -c1-600) log tail: $(tail_of "$T/$2.err" 3)"
 }

@@ -17,7 +17,7 @@ trap 'cleanup_test; rm -rf "$T" "$W"' EXIT
 # How much a server's resident memory may grow from one round of clients
 # to the next. Not zero: glibc keeps freed memory in per-thread arenas for
 # reuse (each client thread may get one), and pages touched once stay
-# resident until trimmed. A leak of the per-client ring (1 MiB x 16) or of
+# resident until trimmed. A leak of the per-client ring (64 KiB x 16) or of
 # the per-connection buffers would add megabytes every round.
 RSS_SLACK_KB=4096
 
@@ -69,7 +69,7 @@ settled() {
 	for ((i = 0; i < 30; i++)); do
 		now=$(resources)
 		[ "$now" = "$1" ] && return 0
-		sleep 0.5
+		nap 0.5
 	done
 	fail "RDMA resources did not return to '$1': now '$now'"
 }

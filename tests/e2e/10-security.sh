@@ -86,7 +86,7 @@ t_allow_flood_log_is_rate_limited() {
 	want_rc flood 0 || return 1
 	want_out flood "^case allow-flood port 0: ok: 50 of 50 connection requests refused as not allowed" || return 1
 	# The summary of a second comes when that second is over.
-	sleep 1.5
+	nap 1.5
 	alive srv || return 1
 	stop_server srv || return 1
 	logged=$(grep -c ': not allowed (no --allow prefix matches); refused$' "$T/srv.err")

@@ -56,7 +56,8 @@ no_temp2() {
 }
 
 t_servers_start() {
-	on2 "rm -rf $R2 && mkdir -p $R2 && head -c $((16 << 20)) /dev/urandom >$R2/src16" || return 1
+	on2 "rm -rf $R2 && mkdir -p $R2 && head -c $((16 << 20)) /dev/urandom >$R2/src16 &&
+		head -c $((4 << 20)) /dev/urandom >$R2/src4" || return 1
 	start_server2 srv1 "$B1/rdma-server" || return 1
 	SPORT[01]=$PORT
 	start_server2 srv2 "$B2/rdma-server" -s 4M || return 1
@@ -65,80 +66,270 @@ t_servers_start() {
 	SPORT[03]=$PORT
 	KEEP2=(srv1 srv2 srv3) # for the whole file, not one test
 	head -c $((16 << 20)) /dev/urandom >"$W/data16"
+	head -c $((4 << 20)) /dev/urandom >"$W/data4"
 	# The QP got the retry settings common/ chose (finite, 67 ms timer).
 	run v "$B1/rdma-client" -v "$PEER" "${SPORT[01]}"
 	want_rc v 0 || return 1
-	want_err v "QP [0-9]+: ack timeout 16 \(268 ms\), retry_cnt 6, rnr_retry 6" || return 1
+	want_err v "QP [0-9]+: ack timeout 14 \(67 ms\), retry_cnt 6, rnr_retry 6" || return 1
 	echo "    servers on node 2: 01 port ${SPORT[01]}, 02 port ${SPORT[02]}, 03 port ${SPORT[03]}"
 }
 
-# all_three LABEL "NETEM ARGS": 01 with 200 messages, 02 write+read of
-# 4 MiB, 03 put and get of 16 MiB, all verified, under that netem.
-# 02 gets a longer --timeout: its 4 MiB READ is one operation, and each
-# lost packet makes Soft-RoCE resend the rest of it (go-back-N): at 1%
-# loss it took up to ~25 s. 03 uses 64 KiB x 8 chunks for the same reason:
-# short READs, little in flight to resend after each loss.
-all_three() {
-	local r
-	netem_both "$2" || return 1
-	all_three_body "$@"
+# all_three LABEL "NETEM ARGS" ["02 ARGS" ...]: 03 put and get of 16
+# MiB, 01 with 200 messages, then one 02 client for each "02 ARGS" in turn
+# (default: one write and one read of 4 MiB), all verified, under that
+# netem, with the options in O2 and O3 (default options when empty), and
+# -v: it traces each wait that went on because the link was still
+# resending. One client at a time, as perftest runs in the benchmarks:
+# these 1-vCPU nodes are emulated (TCG) on a 2-core host, and Soft-RoCE's
+# ACKs need the peer's CPU. Beside 03, 02's 16 WRITEs of 4 MiB kept a
+# node busy past the 7 x 67 ms the transport waits for an ACK (6.12, 0.5%
+# loss), and 03 failed with RETRY_EXC_ERR: a starved CPU, not the loss (a
+# NIC acknowledges without the CPU); in one CI run (2026-12-02) a put
+# beside 01's 200 round trips failed the same way at 1%. Under loss a wait
+# may last longer than --timeout: 02's 4 MiB READ is one operation, and
+# each lost packet makes Soft-RoCE resend the rest of it (go-back-N).
+# While the port's retransmission counters rise, a wait goes on, within
+# the connection's budget of 3 x --timeout (common/rc-counters.c); the
+# loss rounds run 02 and 03 with their defaults to test that.
+O2=()
+O3=()
+all_three() { with_netem "$2" all_three_body "$@"; }
+
+# with_netem "NETEM ARGS" FUNC [ARGS...]: FUNC under that netem on both
+# nodes, which is removed after it whatever FUNC returned; FUNC's status.
+with_netem() {
+	local r args=$1
+	shift
+	netem_both "$args" || return 1
+	"$@"
 	r=$?
 	netem_both "" || return 1
 	return $r
 }
 
-# 01 and 02 run alongside 03's put and get: the same link, less waiting.
 all_three_body() {
-	local t0=$SECONDS
-	spawn c1 "$B1/rdma-client" "${CT[@]}" -n 200 "$PEER" "${SPORT[01]}"
-	spawn c2 "$B2/rdma-client" --timeout 40 --op both -s 4M "$PEER" "${SPORT[02]}"
-	run put "$B3/rdma-client" "${CT[@]}" -c 64K -t 8 "$W/data16" "$PEER:$1" -p "${SPORT[03]}"
+	local t0=$SECONDS bug='' i w2 said2='' rates
+	local -a work=("${@:3}")
+	[ ${#work[@]} -gt 0 ] || work=("--op both -s 4M")
+	run put "$B3/rdma-client" "${CT[@]}" -v "${O3[@]}" "$W/data16" "$PEER:$1" -p "${SPORT[03]}"
 	want_rc put 0 || with_log2 srv3 || return 1
 	[ "$(sha2 "$R2/$1")" = "$(sha1 "$W/data16")" ] || fail "the file stored on node 2 differs" || return 1
-	run get "$B3/rdma-client" "${CT[@]}" -c 64K -t 8 -p "${SPORT[03]}" "$PEER:$1" "$W/got-$1"
+	mkdir -p "$W/get-$1"
+	run get "$B3/rdma-client" "${CT[@]}" -v "${O3[@]}" -p "${SPORT[03]}" "$PEER:$1" "$W/get-$1/f"
 	if ! want_rc get 0; then
-		rxe_known_bug && return 77
-		with_log2 srv3
-		return 1
+		# The one failure allowed: the rdma_rxe bug, shown by its
+		# reproducer on this kernel now; the rest must still hold.
+		rxe_known_bug || { with_log2 srv3; return 1; }
+		bug=$REASON
+		[ ! -e "$W/get-$1/f" ] || fail "the failed get left a file under the final name" || return 1
+		no_temp "$W/get-$1" || return 1
+	else
+		[ "$(sha1 "$W/get-$1/f")" = "$(sha1 "$W/data16")" ] || fail "the file fetched differs" || return 1
 	fi
-	[ "$(sha1 "$W/got-$1")" = "$(sha1 "$W/data16")" ] || fail "the file fetched differs" || return 1
-	rm -f "$W/got-$1"
+	rm -rf "$W/get-$1"
+	spawn c1 "$B1/rdma-client" "${CT[@]}" -n 200 "$PEER" "${SPORT[01]}"
 	wait_exit c1 60
 	want_rc c1 0 || with_log2 srv1 || return 1
 	want_out c1 "^verified 200 of 200 replies$" || return 1
-	wait_exit c2 120
-	want_rc c2 0 || with_log2 srv2 || return 1
-	want_out c2 "^verified 4194304 bytes$" || return 1
-	echo "    netem ${2:-none}: all verified in $((SECONDS - t0))s: 01 $(sed -n 's/^round-trip latency (us): min [0-9.]* median \([0-9.]*\).*/median \1 us/p' "$T/c1.out");" \
-		"03 $(grep -o 'put.*MiB/s' "$T/put.out"); $(grep -o 'get.*MiB/s' "$T/get.out")"
+	for i in "${!work[@]}"; do
+		read -ra w2 <<<"${work[$i]}"
+		spawn "c2$i" "$B2/rdma-client" -v "${O2[@]}" "${w2[@]}" "$PEER" "${SPORT[02]}"
+		wait_exit "c2$i" "$C2_S"
+		want_rc "c2$i" 0 || with_log2 srv2 || return 1
+		want_out "c2$i" "^verified 4194304 bytes$" || return 1
+		rates=$(grep -Eo '^(write|read): [0-9]+ x .* MiB/s' "$T/c2$i.out" | sed 's/ bytes in / B in /' | paste -sd,)
+		said2="$said2 ${work[$i]}: ${rates:-verified} ($(extended "c2$i"));"
+	done
+	if [ -n "$bug" ]; then
+		echo "    the get failed: $(tail -n1 "$T/get.err"); 01, 02 and the put verified, nothing left"
+		REASON=$bug
+		return 77
+	fi
+	echo "    netem ${2:-none}, ${O3[*]:-default options}${O2[*]:+ (02: ${O2[*]})}: all verified in $((SECONDS - t0))s:" \
+		"01 $(sed -n 's/^round-trip latency (us): min [0-9.]* median \([0-9.]*\).*/median \1 us/p' "$T/c1.out");" \
+		"03 $(grep -o 'put.*MiB/s)' "$T/put.out"); $(grep -o 'get.*MiB/s)' "$T/get.out");" \
+		"02$said2 put $(extended put), get $(extended get)"
 }
 
 # rxe_known_bug: after a failed get that says Soft-RoCE failed its QP
-# silently (docs/kernels.md), run that bug's reproducer under the same
-# netem: if it shows the bug on this kernel now, set the skip REASON and
-# return 0; else 1, REASON unchanged (the test fails).
+# silently (docs/kernels.md), run that bug's verbs-only reproducer under
+# the same netem: if it shows the bug on this kernel now, set the skip
+# REASON and return 0; else 1, with REASON saying why it was not
+# skipped (the test fails).
 rxe_known_bug() {
 	local bin=$ROOT/build/tests/rxe-read-send why=$REASON
-	grep -q 'Soft-RoCE moved the QP to the error state' "$T/get.err" && [ -x "$bin" ] || return 1
-	if start_server2 rrs "$bin" server --idle 120; then
+	if ! grep -q 'Soft-RoCE moved the QP to the error state' "$T/get.err"; then
+		return 1
+	elif [ ! -x "$bin" ]; then
+		REASON="$why; not the rdma_rxe bug's skip: no reproducer $bin (make repro-build)"
+	elif ! start_server2 rrs "$bin" server --idle 120; then
+		REASON="$why; the reproducer's server did not start: $REASON"
+	else
 		run rr "$bin" client "$PEER" -p "$PORT" -n 300 --timeout 60
 		if [ "$RC" = 3 ]; then
-			REASON="rxe-read-send: rdma_rxe bug on Linux $(uname -r | cut -d. -f1,2), see tests/repro/rxe-read-send"
+			REASON="rxe-read-send: rdma_rxe bug on Linux $(uname -r | cut -d. -f1,2), see tests/repro/rxe-read-send ($(tail -n1 "$T/rr.out"))"
 			return 0
 		fi
-		why="$why; the reproducer tests/repro/rxe-read-send did not show the bug (exit $RC: $(tail_of "$T/rr.out" 1))"
+		REASON="$why; the reproducer tests/repro/rxe-read-send did not show the bug (exit $RC: $(tail_of "$T/rr.out" 1)$(tail_of "$T/rr.err" 1))"
 	fi
-	REASON=$why
 	return 1
 }
 
+# extended NAME: how many times NAME (run with -v) let a wait go on past
+# --timeout because the link was still resending.
+extended() {
+	echo "$(grep -c "but the port's retransmission counters rose" "$T/$1.err") wait extensions"
+}
+
 t_no_faults() { all_three clean ""; }
-t_loss_half_percent() { all_three loss05 "loss 0.5%"; }
-t_loss_one_percent() { all_three loss1 "loss 1%"; }
-# No jitter: with it netem reorders most packets, and RC (go-back-N, a
-# NAK for every gap) cannot make progress. Here 1% of the packets jump
-# ahead of the others, which are delayed by 2 ms.
+# 02 as issue 16 asks: 4 MiB operations, 20 of them, 16 in flight. Its 20
+# READs take over 2 minutes at 0.5% loss here (0.6 MiB/s on a loaded host),
+# so they run only with TEST_LARGE=1; by default 2 READs of 4 MiB. At 1%
+# only the WRITEs: there ib_read_bw -s 4194304 -n 20 did not finish within
+# 120 s on any kernel (docs/reliability.md); tools/bench's loss02 part
+# measures our READs there.
+C2_S=90 # bound of each 02 client of a round
+[ "${TEST_LARGE:-0}" = 1 ] && C2_S=300
+t_loss_half_percent() {
+	local reads="--op read -s 4M -n 2"
+	[ "${TEST_LARGE:-0}" = 1 ] && reads="--op read -s 4M -n 20"
+	all_three loss05 "loss 0.5%" "--op write -s 4M -n 20" "$reads"
+}
+t_loss_one_percent() { all_three loss1 "loss 1%" "--op write -s 4M -n 20"; }
+# No jitter: with it netem reorders most packets (loss_and_jitter below).
+# Here 1% of the packets jump ahead of the others, which are delayed by
+# 2 ms. Default options, as in the loss rounds.
 t_delay_and_reorder() { all_three reorder "delay 2ms reorder 1%"; }
+
+# 1% loss with 1 ms +- 1 ms of delay: netem reorders most packets, and
+# perftest's ib_write_bw hangs at every size (issue 16). With default
+# options each client either finishes verified or exits 1 within LINK_S
+# (60 s) with a message that names the cause: retries exhausted
+# (RETRY_EXC_ERR, which 02 and 03 say came with a live peer's packets out
+# of order), waits that went on while the link kept resending until the
+# connection's budget was spent, or the rdma_rxe bug (docs/kernels.md).
+# The servers serve on; nothing is left behind.
+t_loss_and_jitter() {
+	with_netem "loss 1% delay 1ms 1ms" jitter_body || return
+	alive2 srv1 && alive2 srv2 && alive2 srv3 && no_temp2
+}
+
+JITTER_CAUSES="retry counter exceeded|a lossy or reordering link|a known rdma_rxe bug"
+jitter_body() {
+	local t0=$SECONDS n b said=''
+	mkdir -p "$W/jit"
+	spawn c1 "$B1/rdma-client" -n 200 "$PEER" "${SPORT[01]}"
+	spawn c2 "$B2/rdma-client" -v --op both -s 4M -n 20 "$PEER" "${SPORT[02]}"
+	# 4 MiB files: a 16 MiB get took 80 s here, verified, and 03's
+	# chunks, depth and waits are the same at either size.
+	spawn put "$B3/rdma-client" -v "$W/data4" "$PEER:jit" -p "${SPORT[03]}"
+	spawn get "$B3/rdma-client" -v -p "${SPORT[03]}" "$PEER:src4" "$W/jit/f"
+	for n in c1 c2 put get; do
+		b=$LINK_S
+		wait_exit "$n" $((b + MARGIN - (SECONDS - t0) > 1 ? b + MARGIN - (SECONDS - t0) : 1))
+		[ "$RC" = 124 ] && { fail "$n still running after $((SECONDS - t0))s (bound $b s)"; return 1; }
+		if [ "$RC" = 0 ]; then
+			jitter_verified "$n" || return 1
+			said="$said $n verified ($((SECONDS - t0))s);"
+			continue
+		fi
+		want_rc "$n" 1 || return 1
+		within "$n" $((b + MARGIN)) "$t0" || return 1
+		want_err "$n" "$JITTER_CAUSES" || with_log2 "$(jitter_server "$n")" || return 1
+		jitter_nothing_left "$n" || return 1
+		said="$said $n exit 1 ($((SECONDS - t0))s: $(grep -Eo "$JITTER_CAUSES" "$T/$n.err" | sort -u | paste -sd+)$([ "$n" = c1 ] || echo ", $(extended "$n")"));"
+	done
+	no_temp "$W/jit" || return 1
+	rm -rf "$W/jit"
+	echo "    loss 1%, delay 1ms 1ms:$said"
+}
+
+# jitter_server NAME: the node-2 server of client NAME.
+jitter_server() {
+	case $1 in
+	c1) echo srv1 ;;
+	c2) echo srv2 ;;
+	*) echo srv3 ;;
+	esac
+}
+
+# jitter_verified NAME: what a client that exited 0 must have done.
+jitter_verified() {
+	case $1 in
+	c1) want_out c1 "^verified 200 of 200 replies$" ;;
+	c2) want_out c2 "^verified 4194304 bytes$" ;;
+	put) [ "$(sha2 "$R2/jit")" = "$(sha1 "$W/data4")" ] || fail "the file stored on node 2 differs" ;;
+	get) [ "$(sha1 "$W/jit/f")" = "$(sha2 "$R2/src4")" ] || fail "the file fetched differs" ;;
+	esac
+}
+
+# jitter_nothing_left NAME: a put or get that failed left no file under
+# its final name (no_temp checks the temporary files).
+jitter_nothing_left() {
+	case $1 in
+	put) on2 "[ ! -e $R2/jit ]" || fail "the failed put left $R2/jit on node 2" ;;
+	get) [ ! -e "$W/jit/f" ] || fail "the failed get left $W/jit/f" ;;
+	esac
+}
+
+# 3% loss, small messages, default options: 01 with 50 messages, 03 put
+# and get of 1 MiB. Each either finishes verified or exits 1 within its
+# bound (01: every wait --timeout; 03: LINK_S, its waits on a link still
+# resending go on within the connection's budget). Either way nothing is
+# lost: no temporary file, no file under the final name after a failure,
+# the servers serve on.
+t_loss_three_percent() {
+	with_netem "loss 3%" loss3_body || return
+	alive2 srv1 && alive2 srv3 && no_temp2
+}
+
+loss3_body() {
+	local start=$SECONDS t0=$SECONDS t1 said=''
+	head -c $((1 << 20)) /dev/urandom >"$W/data1"
+	spawn c1 "$B1/rdma-client" "${CT[@]}" -n 50 "$PEER" "${SPORT[01]}"
+	run put "$B3/rdma-client" "${CT[@]}" -v "$W/data1" "$PEER:l3" -p "${SPORT[03]}"
+	t1=$SECONDS
+	if [ "$RC" = 0 ]; then
+		[ "$(sha2 "$R2/l3")" = "$(sha1 "$W/data1")" ] || fail "the file stored on node 2 differs" || return 1
+		said="put verified in $((t1 - t0))s ($(extended put))"
+		mkdir -p "$W/l3"
+		t0=$SECONDS
+		run get "$B3/rdma-client" "${CT[@]}" -v -p "${SPORT[03]}" "$PEER:l3" "$W/l3/got"
+		if [ "$RC" = 0 ]; then
+			[ "$(sha1 "$W/l3/got")" = "$(sha1 "$W/data1")" ] || fail "the file fetched differs" || return 1
+			said="$said; get verified in $((SECONDS - t0))s ($(extended get))"
+		else
+			loss3_failed get "$t0" || return 1
+			[ ! -e "$W/l3/got" ] || fail "a file appeared under the final name" || return 1
+			said="$said; get failed in $((SECONDS - t0))s: $(tail -n1 "$T/get.err")"
+		fi
+		no_temp "$W/l3" || return 1
+		rm -rf "$W/l3"
+	else
+		loss3_failed put "$t0" || return 1
+		on2 "[ ! -e $R2/l3 ]" || fail "a file appeared under the final name" || return 1
+		said="put failed in $((t1 - t0))s: $(tail -n1 "$T/put.err")"
+	fi
+	# 50 round trips: a minute at most, even if most waited for resends.
+	wait_exit c1 $((60 - (SECONDS - start) > 1 ? 60 - (SECONDS - start) : 1))
+	if [ "$RC" = 0 ]; then
+		want_out c1 "^verified 50 of 50 replies$" || return 1
+		said="01 verified; $said"
+	else
+		want_rc c1 1 || return 1
+		want_err c1 "no completion|retry|disconnect|timed out" || return 1
+		said="01 failed: $(tail -n1 "$T/c1.err"); $said"
+	fi
+	echo "    loss 3%: $said"
+}
+
+# loss3_failed NAME START: NAME exited 1 with a message, within LINK_S
+# and the margin.
+loss3_failed() {
+	want_rc "$1" 1 || return 1
+	within "$1 at 3% loss" $((LINK_S + MARGIN)) "$2" || return 1
+	want_err "$1" "no completion|no progress|retry|retransmitting|disconnect" || return 1
+}
 
 t_server_killed_mid_put() {
 	local t0 rk=/tmp/f10-kill
@@ -159,8 +350,9 @@ t_server_killed_mid_put() {
 	want_rc cli 1 || return 1
 	within "the client after the server died" $((10 + MARGIN)) "$t0" || return 1
 	want_err cli "put 'k': .*(disconnect|failed|no completion|retry)" || return 1
-	# What SIGKILL leaves: the server's temporary file (nothing can remove
-	# it), never a file under the final name.
+	# What SIGKILL leaves: nothing where the server's directory has
+	# O_TMPFILE, its .k.XXXXXXXX.part where it has not (nothing can remove
+	# that); never a file under the final name.
 	on2 "ls -A $rk" || return 1
 	! grep -qx k "$T/on2.out" || fail "a file appeared under the final name" || return 1
 	echo "    client exit 1 $((SECONDS - t0))s after the kill: $(tail -n1 "$T/cli.err")"
@@ -203,6 +395,7 @@ t_servers_survive_and_stop() {
 	stop_server2 srv1 && stop_server2 srv2 && stop_server2 srv3
 }
 
-run_tests t_servers_start t_no_faults t_loss_half_percent t_loss_one_percent t_delay_and_reorder \
+run_tests t_servers_start t_no_faults t_loss_half_percent t_loss_one_percent t_loss_three_percent \
+	t_delay_and_reorder t_loss_and_jitter \
 	t_server_killed_mid_put t_server_killed_mid_get t_client_killed_mid_put \
 	t_servers_survive_and_stop

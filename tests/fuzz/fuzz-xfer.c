@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "xfer-file.h"
 #include "xfer-msg.h"
+#include "xfer-name.h"
 #include "xfer-opts.h"
 
 static uint16_t rd16(const uint8_t *p)

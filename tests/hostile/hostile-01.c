@@ -25,14 +25,14 @@ static int b_hello(struct hc *h, int arg)
 
 	basic_hello_pack(p, B_MAX, 0);
 	switch (arg) {
-	case 100: len = 0; break;		     /* no HELLO at all */
-	case 105: p[20] = BASIC_INJECT_COUNT; break; /* a lesson nobody knows */
-	case 106: p[23] = 1; break;		     /* the last reserved byte */
-	case 101: p[5] = RW_T_HELLO; break;	     /* 02's HELLO type */
-	case 102: put32(p + 16, 0); break;	     /* max_payload 0 */
-	case 103: put32(p + 16, UINT32_MAX); break;  /* 4 GiB payloads */
-	case 104:				     /* a body longer than a HELLO's */
-		put32(p + 8, 40);
+	case 100: len = 0; break;		       /* no HELLO at all */
+	case 105: p[20] = BASIC_INJECT_COUNT; break;   /* a lesson nobody knows */
+	case 106: p[23] = 1; break;		       /* the last reserved byte */
+	case 101: p[5] = RW_T_HELLO; break;	       /* 02's HELLO type */
+	case 102: rc_put32(p + 16, 0); break;	       /* max_payload 0 */
+	case 103: rc_put32(p + 16, UINT32_MAX); break; /* 4 GiB payloads */
+	case 104:				       /* a body longer than a HELLO's */
+		rc_put32(p + 8, 40);
 		len = sizeof(p);
 		break;
 	default: bend_hdr(p, (enum bend)arg); break;
@@ -52,22 +52,17 @@ static int b_data(struct hc *h, int arg)
 	if (ret)
 		return ret < 0 ? ret : 0;
 	p = h->tx->addr;
-	len = basic_msg_pack(p, BASIC_T_DATA, 0, "hostile!", 8);
+	len = basic_data_pack(p, 0, "hostile!", 8);
 	switch (arg) {
 	case 100: p[5] = BASIC_T_REPLY; break; /* the server's type */
 	case 101: len = 10; break;	       /* shorter than a header */
-	case 102: /* empty payload */ len = basic_msg_pack(p, BASIC_T_DATA, 0, "", 0); break;
+	case 102: /* empty payload */ len = basic_data_pack(p, 0, "", 0); break;
 	case 103: /* more than the HELLO allowed: beyond its receive buffer */
-		memset(p + 16, 'x', 4000);
-		len = basic_msg_pack(p, BASIC_T_DATA, 0, p + 16, 4000);
+		len = basic_data_pack(p, 0, NULL, 4000);
 		break;
 	default: bend_hdr(p, (enum bend)arg); break;
 	}
-	ret = hc_send(h, 0, len);
-	if (ret)
-		return ret;
-	hc_wait_dropped(h);
-	return 0;
+	return hc_expect_dropped(h, hc_send(h, 0, len));
 }
 
 const struct kase cases01[] = {

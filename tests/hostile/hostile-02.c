@@ -114,10 +114,7 @@ static int r_after_buf(struct hc *h, int arg)
 		ret = hc_send(h, 0, len);
 		break;
 	}
-	if (ret)
-		return ret;
-	hc_wait_dropped(h);
-	return 0;
+	return hc_expect_dropped(h, ret);
 }
 
 #define R_FLUSHED "flushed: the connection is in the error state"

@@ -44,7 +44,9 @@ static int x_hello(struct hc *h, int arg)
 	else if (arg == 111)
 		p[17] = 0; /* version 1's HELLO: this byte was reserved */
 	else if (arg == 112)
-		p[17] = 3; /* a version from the future */
+		p[17] = 4; /* a version from the future */
+	else if (arg == 113)
+		p[17] = 2; /* version 2: one XXH3 stream, no chunk digests */
 	else if (arg < 100)
 		bend_hdr(p, (enum bend)arg);
 	return connect_bad(h, p, len, depth);
@@ -204,11 +206,7 @@ static int x_bad_request(struct hc *h, int arg)
 		break;
 	default: bend_hdr(p, (enum bend)arg); break;
 	}
-	ret = hc_send(h, 0, len);
-	if (ret)
-		return ret;
-	hc_wait_dropped(h);
-	return 0;
+	return hc_expect_dropped(h, hc_send(h, 0, len));
 }
 
 /* A put that goes wrong after ACCEPT: 2 chunks announced (8 KiB). */
@@ -268,16 +266,14 @@ static int x_bad_put(struct hc *h, int arg)
 	}
 	ret = hc_rdma(h, IBV_WR_RDMA_WRITE_WITH_IMM, len, raddr, acc.ring.rkey, imm);
 wait:
-	if (ret)
-		return ret;
-	hc_wait_dropped(h);
-	return 0;
+	return hc_expect_dropped(h, ret);
 }
 
 /* A get that goes wrong: the server announces X_GET_CHUNKS chunks. */
 static int x_bad_get(struct hc *h, int arg)
 {
 	struct xfer_msg m = { .type = XFER_T_CREDIT };
+	uint8_t dg[X_GET_CHUNKS][XFER_HASH_LEN] = { { 0 } }; /* the CHUNKs' digests */
 	struct xfer_accept acc;
 	unsigned i;
 	char err[200];
@@ -302,6 +298,8 @@ static int x_bad_get(struct hc *h, int arg)
 			return 0;
 		if (xfer_msg_unpack(h->last, h->last_len, h->rseq++, &m, err, sizeof(err)))
 			note(h, "bad message from the server: %s", err);
+		else if (m.type == XFER_T_CHUNK && m.u.chunk.seq < X_GET_CHUNKS)
+			memcpy(dg[m.u.chunk.seq], m.u.chunk.hash, XFER_HASH_LEN);
 	}
 	m = (struct xfer_msg){ .type = XFER_T_CREDIT };
 	switch (arg) {
@@ -317,6 +315,14 @@ static int x_bad_get(struct hc *h, int arg)
 		ret = hc_rdma(h, IBV_WR_RDMA_READ, X_CHUNK, acc.ring.addr + acc.ring.len - 100,
 			      acc.ring.rkey, 0);
 		break;
+	case 106: /* chunk 1 stored with another digest than the CHUNK's */
+		for (i = 0; i < 2 && !ret; i++) {
+			m.u.credit = (struct xfer_credit){ .seq = i, .slot = (uint16_t)i };
+			memcpy(m.u.credit.hash, dg[i], XFER_HASH_LEN);
+			m.u.credit.hash[15] ^= (uint8_t)i;
+			ret = x_send(h, &m, B_NONE);
+		}
+		break;
 	case 103: /* COMMITTED without reading anything */
 		m = (struct xfer_msg){ .type = XFER_T_COMMITTED };
 		ret = x_send(h, &m, B_NONE);
@@ -324,7 +330,9 @@ static int x_bad_get(struct hc *h, int arg)
 	case 104: /* every credit, then one more than there were chunks */
 	case 105: /* every credit, then COMMITTED with a wrong checksum */
 		for (i = 0; i < X_GET_CHUNKS && !ret; i++) {
+			/* As a good client would: its digest is the CHUNK's. */
 			m.u.credit = (struct xfer_credit){ .seq = i, .slot = (uint16_t)i };
+			memcpy(m.u.credit.hash, dg[i], XFER_HASH_LEN);
 			ret = x_send(h, &m, B_NONE);
 		}
 		if (ret)
@@ -338,10 +346,7 @@ static int x_bad_get(struct hc *h, int arg)
 		ret = x_send(h, &m, B_NONE);
 		break;
 	}
-	if (ret)
-		return ret;
-	hc_wait_dropped(h);
-	return 0;
+	return hc_expect_dropped(h, ret);
 }
 
 #define X_PROTO "protocol error: "
@@ -356,7 +361,9 @@ const struct kase cases03[] = {
 	{ "hello-length-beyond-data", x_hello, B_LEN_HUGE, "rejected: header says 1000000" },
 	{ "hello-seq", x_hello, B_SEQ, "rejected: HELLO with sequence number 77" },
 	{ "hello-version-1", x_hello, 111, "rejected: the client speaks 03 protocol version 1," },
-	{ "hello-version-3", x_hello, 112, "rejected: the client speaks 03 protocol version 3," },
+	{ "hello-version-2", x_hello, 113,
+	  "rejected: the client speaks 03 protocol version 2, this server version 3" },
+	{ "hello-version-4", x_hello, 112, "rejected: the client speaks 03 protocol version 4," },
 	{ "hello-op-9", x_hello, 100, "rejected: unknown operation 9" },
 	{ "hello-depth-0", x_hello, 101, "rejected: depth 0 or chunk" },
 	{ "hello-depth-65535", x_hello, 102, "rejected: depth 65535 or chunk" },
@@ -412,5 +419,8 @@ const struct kase cases03[] = {
 	{ "get-committed-without-reading", x_bad_get, 103, "the client committed 0 bytes with" },
 	{ "get-credit-for-unsent-chunk", x_bad_get, 104, X_PROTO "CREDIT for chunk 4, but only 4" },
 	{ "get-committed-wrong-checksum", x_bad_get, 105, "the client committed 16384 bytes with" },
+	{ "get-credit-wrong-digest", x_bad_get, 106,
+	  "chunk 1 .bytes 4096..8191. differs: the sender hashed xxh3-128 [0-9a-f]+, the receiver "
+	  "[0-9a-f]+; nothing was stored" },
 	{ NULL, NULL, 0, NULL },
 };

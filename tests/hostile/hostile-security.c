@@ -238,10 +238,11 @@ static int iso_ok(struct hc *h, int ret, const char *what)
 }
 
 /* B's get, to the end, with the rkey A was refused: every chunk READ,
- * credited, checksummed and COMMITTED. data receives the file. */
+ * checked against its CHUNK's digest, credited with our digest, and
+ * COMMITTED with the top digest. data receives the file. */
 static int iso_get(struct hc *b, const struct xfer_accept *acc, uint8_t *data)
 {
-	uint8_t digest[XFER_HASH_LEN];
+	uint8_t digest[XFER_HASH_LEN], dg[X_GET_CHUNKS][XFER_HASH_LEN];
 	uint16_t slot[X_GET_CHUNKS];
 	struct xfer_hash hash;
 	struct xfer_msg m;
@@ -256,8 +257,9 @@ static int iso_get(struct hc *b, const struct xfer_accept *acc, uint8_t *data)
 			return -1;
 		}
 		slot[k] = m.u.chunk.slot;
+		memcpy(dg[k], m.u.chunk.hash, XFER_HASH_LEN);
 	}
-	if (iso_msg(b, XFER_T_DONE, &m) || xfer_hash_init(&hash))
+	if (iso_msg(b, XFER_T_DONE, &m) || xfer_top_start(&hash))
 		return -1;
 	for (k = 0; k < X_GET_CHUNKS; k++) {
 		if (iso_ok(b,
@@ -268,10 +270,15 @@ static int iso_get(struct hc *b, const struct xfer_accept *acc, uint8_t *data)
 			return -1;
 		}
 		memcpy(data + k * X_CHUNK, (uint8_t *)b->tx->addr + ISO_DATA, X_CHUNK);
-		xfer_hash_update(&hash, data + k * X_CHUNK, X_CHUNK);
+		xfer_chunk_digest(data + k * X_CHUNK, X_CHUNK, digest);
+		if (memcmp(digest, dg[k], XFER_HASH_LEN)) {
+			note(b, "B's chunk %u differs from the server's digest", k);
+			xfer_hash_free(&hash);
+			return -1;
+		}
+		xfer_top_add(&hash, digest);
 	}
-	xfer_hash_final(&hash, digest);
-	xfer_hash_free(&hash);
+	xfer_top_end(&hash, digest);
 	if (memcmp(digest, m.u.done.hash, XFER_HASH_LEN)) {
 		note(b, "%s", "B's data differs from the server's checksum");
 		return -1;
@@ -280,6 +287,7 @@ static int iso_get(struct hc *b, const struct xfer_accept *acc, uint8_t *data)
 		struct xfer_msg cr = { .type = XFER_T_CREDIT };
 
 		cr.u.credit = (struct xfer_credit){ .seq = k, .slot = slot[k] };
+		memcpy(cr.u.credit.hash, dg[k], XFER_HASH_LEN);
 		/* Each SEND is packed in the same buffer: one at a time. */
 		if (iso_ok(b, x_send(b, &cr, B_NONE), "B's CREDIT"))
 			return -1;
@@ -292,31 +300,34 @@ static int iso_get(struct hc *b, const struct xfer_accept *acc, uint8_t *data)
 }
 
 /* B's put of data, to the end: every chunk WRITTEN with the rkey A was
- * refused, credited, then DONE and the server's COMMITTED. */
+ * refused, credited with the server's digest of it (which must be ours),
+ * then DONE with the top digest and the server's COMMITTED. */
 static int iso_put(struct hc *b, const struct xfer_accept *acc, const uint8_t *data)
 {
+	uint8_t d[XFER_HASH_LEN];
 	struct xfer_hash hash;
 	struct xfer_msg m;
 	unsigned k;
 
-	if (xfer_hash_init(&hash))
+	if (xfer_top_start(&hash))
 		return -1;
 	for (k = 0; k < X_GET_CHUNKS; k++) {
 		memcpy((uint8_t *)b->tx->addr + ISO_DATA, data + k * X_CHUNK, X_CHUNK);
-		xfer_hash_update(&hash, data + k * X_CHUNK, X_CHUNK);
+		xfer_chunk_digest(data + k * X_CHUNK, X_CHUNK, d);
+		xfer_top_add(&hash, d);
 		if (iso_ok(b,
 			   iso_post(b, IBV_WR_RDMA_WRITE_WITH_IMM, acc->ring.addr + k * X_CHUNK,
 				    acc->ring.rkey, xfer_imm_pack(k, (uint16_t)k)),
 			   "B's own WRITE") ||
-		    iso_msg(b, XFER_T_CREDIT, &m)) {
+		    iso_msg(b, XFER_T_CREDIT, &m) || memcmp(m.u.credit.hash, d, XFER_HASH_LEN)) {
+			note(b, "B's chunk %u: no CREDIT, or another digest in it", k);
 			xfer_hash_free(&hash);
 			return -1;
 		}
 	}
 	m = (struct xfer_msg){ .type = XFER_T_DONE };
 	m.u.done.size = X_GET_CHUNKS * X_CHUNK;
-	xfer_hash_final(&hash, m.u.done.hash);
-	xfer_hash_free(&hash);
+	xfer_top_end(&hash, m.u.done.hash);
 	if (x_send(b, &m, B_NONE) || iso_msg(b, XFER_T_COMMITTED, &m))
 		return -1;
 	return 0;

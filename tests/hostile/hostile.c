@@ -26,7 +26,6 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
-#include <endian.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -89,6 +88,7 @@ int hc_connect(struct hc *h, const void *priv, uint8_t priv_len, uint8_t initiat
 	 */
 	for (tries = 0;; tries++) {
 		rc_conn_init(&h->c, "hostile", h->e->verbose, h->e->timeout_ms, -1);
+		h->c.link_hooks = &rc_link_counters; /* as 02 and 03 wait */
 		ret = rc_client_resolve(&h->c, h->e->host, h->e->port);
 		if (ret)
 			return ret;
@@ -271,15 +271,17 @@ void hc_wait_dropped(struct hc *h)
 	note(h, "the connection was still open after %d ms", h->e->timeout_ms);
 }
 
+int hc_expect_dropped(struct hc *h, int ret)
+{
+	if (ret)
+		return ret;
+	hc_wait_dropped(h);
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Bending messages                                                    */
 /* ------------------------------------------------------------------ */
-
-void put32(uint8_t *p, uint32_t v)
-{
-	v = htobe32(v);
-	memcpy(p, &v, 4);
-}
 
 void bend_hdr(uint8_t *p, enum bend b)
 {
@@ -288,9 +290,9 @@ void bend_hdr(uint8_t *p, enum bend b)
 	case B_MAGIC: p[0] ^= 0x20; break;
 	case B_VERSION: p[4] = RC_VERSION + 1; break;
 	case B_FLAGS: p[7] = 0x80; break;
-	case B_LEN_SHORT: put32(p + 8, 2); break;
-	case B_LEN_HUGE: put32(p + 8, 1000000); break;
-	case B_SEQ: put32(p + 12, 77); break;
+	case B_LEN_SHORT: rc_put32(p + 8, 2); break;
+	case B_LEN_HUGE: rc_put32(p + 8, 1000000); break;
+	case B_SEQ: rc_put32(p + 12, 77); break;
 	case B_TYPE_UNKNOWN: p[5] = 0x7e; break;
 	}
 }

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "auth.h"
-#include "xfer-file.h"
+#include "xfer-hash.h"
 #include "xfer-msg.h"
 
 #define NRECV	16   /* receives posted: the server's messages never meet RNR */
@@ -96,9 +96,11 @@ int hc_recv(struct hc *h);
 int hc_wait_own(struct hc *h, uint64_t wr_id, enum ibv_wc_status *st);
 /* Wait (bounded) until the server drops the connection, noting what came. */
 void hc_wait_dropped(struct hc *h);
+/* The end of a case that sent the server something bad: ret is what
+ * posting it gave (returned as it is if not 0); once posted, wait
+ * (bounded) until the server drops or refuses us, and return 0. */
+int hc_expect_dropped(struct hc *h, int ret);
 
-/* v big-endian at p (p need not be aligned). */
-void put32(uint8_t *p, uint32_t v);
 /* Damage the header of the message packed at p as b says. */
 void bend_hdr(uint8_t *p, enum bend b);
 /* A connect-request case: connect with this private data; passes if the

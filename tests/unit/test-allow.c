@@ -305,6 +305,28 @@ static void refusal_log_is_rate_limited(void **state)
 	free(buf);
 }
 
+/* The servers' line for a refused peer, rate-limited the same way. */
+static void refused_peer_line(void **state)
+{
+	struct rc_ratelimit r = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int i;
+
+	(void)state;
+	assert_non_null(f);
+	rc_allow_refused(&r, 5000000, "10.0.0.9 port 4242", f);
+	assert_string_equal(captured(f, &buf), "server: client 10.0.0.9 port 4242: not allowed "
+					       "(no --allow prefix matches); refused\n");
+	for (i = 0; i < 20; i++)
+		rc_allow_refused(&r, 5000000, "10.0.0.9 port 4242", f);
+	assert_int_equal(lines(captured(f, &buf)), RC_REFUSE_LOG_MAX);
+	assert_int_equal(r.dropped, 11);
+	fclose(f);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +340,7 @@ int main(void)
 		cmocka_unit_test(list_is_bounded),
 		cmocka_unit_test(allow_option_is_shared_and_repeatable),
 		cmocka_unit_test(refusal_log_is_rate_limited),
+		cmocka_unit_test(refused_peer_line),
 	};
 
 	return cmocka_run_group_tests_name("allow", tests, NULL, NULL);

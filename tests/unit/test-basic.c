@@ -61,7 +61,7 @@ static void hello_rejects_bad(void **state)
 			 -ERANGE);
 	assert_non_null(strstr(err, "outside"));
 	/* Wrong type (a DATA header where HELLO belongs). */
-	basic_msg_pack(priv, BASIC_T_DATA, 0, "abcd", 4);
+	basic_data_pack(priv, 0, "abcd", 4);
 	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, &lesson, err, sizeof(err)),
 			 -EBADMSG);
 	/* An unknown lesson, a reserved byte set. */
@@ -87,7 +87,7 @@ static void msg_validation(void **state)
 	size_t n;
 
 	(void)state;
-	n = basic_msg_pack(buf, BASIC_T_DATA, 7, "hello", 5);
+	n = basic_data_pack(buf, 7, "hello", 5);
 	assert_int_equal(n, 21);
 	assert_int_equal(basic_msg_unpack(buf, n, BASIC_T_DATA, 7, 5, &m, err, sizeof(err)), 0);
 	assert_memory_equal(m.body, "hello", 5);
@@ -103,7 +103,7 @@ static void msg_validation(void **state)
 	assert_int_equal(basic_msg_unpack(buf, n - 1, BASIC_T_DATA, 7, 5, &m, err, sizeof(err)),
 			 -EBADMSG);
 	/* Empty payloads are not part of the protocol. */
-	n = basic_msg_pack(buf, BASIC_T_DATA, 0, "", 0);
+	n = basic_data_pack(buf, 0, "", 0);
 	assert_int_equal(basic_msg_unpack(buf, n, BASIC_T_DATA, 0, 5, &m, err, sizeof(err)),
 			 -EBADMSG);
 }
@@ -126,13 +126,17 @@ static void quote_escapes_and_truncates(void **state)
 
 static void pattern_differs_per_message(void **state)
 {
-	uint8_t a[40], b[40];
+	uint8_t a[16 + 40], b[16 + 40];
+	struct rc_msg m;
+	char err[128];
 
 	(void)state;
-	basic_fill_pattern(a, sizeof(a), 0);
-	basic_fill_pattern(b, sizeof(b), 1);
-	assert_memory_equal(a, "abcdefghijklmnopqrstuvwxyz0123456789abcd", 40);
-	assert_memory_not_equal(a, b, sizeof(a));
+	assert_int_equal(basic_data_pack(a, 0, NULL, 40), sizeof(a));
+	basic_data_pack(b, 1, NULL, 40);
+	assert_int_equal(basic_msg_unpack(a, sizeof(a), BASIC_T_DATA, 0, 40, &m, err, sizeof(err)),
+			 0);
+	assert_memory_equal(m.body, "abcdefghijklmnopqrstuvwxyz0123456789abcd", 40);
+	assert_memory_not_equal(a + 16, b + 16, 40);
 }
 
 static void client_options(void **state)
@@ -149,6 +153,14 @@ static void client_options(void **state)
 	assert_int_equal(o.size, 10);
 	assert_int_equal(o.count, 1);
 	assert_int_equal(o.rc.timeout_ms, 10000);
+	assert_int_equal(o.rc.ack_timeout, RC_DEFAULT_ACK_TIMEOUT);
+	assert_int_equal(o.rc.retry_count, RC_DEFAULT_RETRY_COUNT);
+	assert_int_equal(basic_parse_client(ARGC("--ack-timeout", "14", "--retry-count", "3", "h"),
+					    ARGV("--ack-timeout", "14", "--retry-count", "3", "h"),
+					    &o, err, sizeof(err)),
+			 0);
+	assert_int_equal(o.rc.ack_timeout, 14);
+	assert_int_equal(o.rc.retry_count, 3);
 
 	assert_int_equal(
 		basic_parse_client(

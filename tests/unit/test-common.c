@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests of common/: the wire header, the option parsers, the JSON writer. */
+/* Unit tests of common/: the wire header, the option parsers, the JSON writer,
+ * the lessons' names. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -9,10 +10,12 @@
 #include <string.h>
 
 #include <getopt.h>
+#include <sys/utsname.h>
 
 #include <cmocka.h>
 
 #include "rc-json.h"
+#include "rc-lessons.h"
 #include "rc-opts.h"
 #include "rdma-common.h"
 
@@ -173,6 +176,32 @@ static void parse_port_timeout_uint(void **state)
 	assert_int_equal(rc_parse_uint("4x", 1, 100, &v), -EINVAL);
 }
 
+/* What the lessons of 01 and 02 print about completions, the QP and the kernel. */
+static void lesson_names(void **state)
+{
+	char buf[65], small[4];
+	struct utsname u;
+
+	(void)state;
+	assert_string_equal(rc_wc_status_name(IBV_WC_REM_ACCESS_ERR), "IBV_WC_REM_ACCESS_ERR");
+	assert_string_equal(rc_wc_status_name(IBV_WC_WR_FLUSH_ERR), "IBV_WC_WR_FLUSH_ERR");
+	assert_string_equal(rc_wc_status_name(IBV_WC_RNR_RETRY_EXC_ERR),
+			    "IBV_WC_RNR_RETRY_EXC_ERR");
+	assert_string_equal(rc_wc_status_name(999), "IBV_WC_(other)");
+	assert_string_equal(rc_qp_state_name(IBV_QPS_RTS), "RTS (ready to send)");
+	assert_string_equal(rc_qp_state_name(IBV_QPS_ERR), "ERR (error)");
+	assert_string_equal(rc_qp_state_name(IBV_QPS_INIT), "INIT");
+	assert_string_equal(rc_qp_state_name(IBV_QPS_UNKNOWN), "unknown");
+	assert_int_equal(rc_qp_state(NULL), IBV_QPS_UNKNOWN);
+	assert_int_equal(uname(&u), 0);
+	assert_ptr_equal(rc_kernel_release(buf, sizeof(buf)), buf);
+	assert_string_equal(buf, u.release);
+	/* Cut to the buffer, always terminated. */
+	rc_kernel_release(small, sizeof(small));
+	assert_int_equal(strlen(small), 3);
+	assert_memory_equal(small, u.release, 3);
+}
+
 static void hints_name_the_cause(void **state)
 {
 	(void)state;
@@ -208,6 +237,13 @@ static void remote_buf_wire_and_ranges(void **state)
 	assert_memory_equal(wire, want, sizeof(want)); /* big-endian */
 	rc_remote_buf_unpack(wire, &back);
 	assert_true(back.addr == r.addr && back.rkey == r.rkey && back.len == r.len);
+	/* The field helpers under it, at odd offsets, with the high bits set. */
+	rc_put16(wire + 1, 0xfeed);
+	assert_true(wire[1] == 0xfe && wire[2] == 0xed && rc_get16(wire + 1) == 0xfeed);
+	rc_put64(wire + 3, UINT64_MAX - 1);
+	assert_true(wire[3] == 0xff && wire[10] == 0xfe && rc_get64(wire + 3) == UINT64_MAX - 1);
+	rc_put32(wire + 11, 0x80000001u);
+	assert_true(wire[11] == 0x80 && wire[14] == 1 && rc_get32(wire + 11) == 0x80000001u);
 
 	assert_true(rc_remote_range_ok(&r, 0, 4096));
 	assert_true(rc_remote_range_ok(&r, 4095, 1));
@@ -279,6 +315,48 @@ static void shared_options(void **state)
 	assert_int_equal(parse_shared(3, zero_clients, &o, err), -EINVAL);
 	assert_int_equal(parse_shared(2, flag_value, &o, err), -EINVAL);
 	assert_string_equal(err, "option '--once=yes' takes no value");
+}
+
+/* --ack-timeout and --retry-count: the whole range of the QP attributes,
+ * nothing beyond, and defaults equal to the library's. */
+static void retry_options(void **state)
+{
+	char *both[] = { "prog", "--ack-timeout", "20", "--retry-count", "7", NULL };
+	char *lowest[] = { "prog", "--ack-timeout", "0", "--retry-count", "0", NULL };
+	char *highest[] = { "prog", "--ack-timeout", "31", NULL };
+	char *none[] = { "prog", NULL };
+	char *bad[][4] = {
+		{ "prog", "--ack-timeout", "32", NULL },  { "prog", "--ack-timeout", "-1", NULL },
+		{ "prog", "--ack-timeout", "1.5", NULL }, { "prog", "--ack-timeout", "", NULL },
+		{ "prog", "--retry-count", "8", NULL },	  { "prog", "--retry-count", "x", NULL },
+	};
+	struct rc_opts o;
+	char err[128];
+	size_t i;
+
+	(void)state;
+	assert_int_equal(RC_DEFAULT_ACK_TIMEOUT, RC_ACK_TIMEOUT);
+	assert_int_equal(RC_DEFAULT_RETRY_COUNT, RC_RETRY_COUNT);
+	assert_int_equal(parse_shared(1, none, &o, err), 0);
+	assert_int_equal(o.ack_timeout, RC_ACK_TIMEOUT);
+	assert_int_equal(o.retry_count, RC_RETRY_COUNT);
+	assert_int_equal(parse_shared(5, both, &o, err), 0);
+	assert_int_equal(o.ack_timeout, 20);
+	assert_int_equal(o.retry_count, 7);
+	assert_int_equal(parse_shared(5, lowest, &o, err), 0);
+	assert_int_equal(o.ack_timeout, 0);
+	assert_int_equal(o.retry_count, 0);
+	assert_int_equal(parse_shared(3, highest, &o, err), 0);
+	assert_int_equal(o.ack_timeout, 31);
+	assert_int_equal(o.retry_count, RC_RETRY_COUNT);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = 0;
+		assert_int_equal(parse_shared(3, bad[i], &o, err), -EINVAL);
+		assert_non_null(
+			strstr(err, i < 4 ? "invalid ACK timeout '" : "invalid retry count '"));
+		assert_non_null(strstr(err, bad[i][2]));
+		assert_non_null(strstr(err, i < 4 ? "(0 to 31" : "(0 to 7)"));
+	}
 }
 
 /* SERVER [PORT] after the options, with o->port from -p (or the default). */
@@ -431,9 +509,11 @@ static void json_nesting_and_values(void **state)
 static void json_rejects_misuse(void **state)
 {
 	static struct rc_json j;
+	FILE *out = tmpfile(); /* each failing finish must write nothing to it */
 	int i;
 
 	(void)state;
+	assert_non_null(out);
 	/* A value without a key in an object, a key in an array, a key at
 	 * the top level. */
 	rc_json_init(&j);
@@ -450,7 +530,8 @@ static void json_rejects_misuse(void **state)
 	/* The first error sticks: later calls change nothing, finish fails. */
 	rc_json_end(&j);
 	assert_int_equal(j.err, -EINVAL);
-	assert_int_equal(rc_json_finish(&j, stdout), -EINVAL);
+	assert_int_equal(rc_json_finish(&j, out), -EINVAL);
+	assert_int_equal(ftell(out), 0);
 	/* An end too many, a second top-level value, an unclosed object,
 	 * nothing at all. */
 	rc_json_init(&j);
@@ -462,9 +543,11 @@ static void json_rejects_misuse(void **state)
 	assert_int_equal(j.err, -EINVAL);
 	rc_json_init(&j);
 	rc_json_object(&j, NULL);
-	assert_int_equal(rc_json_finish(&j, stdout), -EINVAL);
+	assert_int_equal(rc_json_finish(&j, out), -EINVAL);
+	assert_int_equal(ftell(out), 0);
 	rc_json_init(&j);
-	assert_int_equal(rc_json_finish(&j, stdout), -EINVAL);
+	assert_int_equal(rc_json_finish(&j, out), -EINVAL);
+	assert_int_equal(ftell(out), 0);
 	/* Too deep. */
 	rc_json_init(&j);
 	for (i = 0; i < RC_JSON_MAX_DEPTH; i++)
@@ -479,7 +562,9 @@ static void json_rejects_misuse(void **state)
 		rc_json_str(&j, NULL, "\x01");
 	assert_int_equal(j.err, -ENOSPC);
 	assert_true(j.len < RC_JSON_MAX);
-	assert_int_equal(rc_json_finish(&j, stdout), -ENOSPC);
+	assert_int_equal(rc_json_finish(&j, out), -ENOSPC);
+	assert_int_equal(ftell(out), 0);
+	fclose(out);
 }
 
 static void json_finish_writes_one_line(void **state)
@@ -522,10 +607,12 @@ int main(void)
 		cmocka_unit_test(parse_size_units),
 		cmocka_unit_test(parse_size_rejects),
 		cmocka_unit_test(parse_port_timeout_uint),
+		cmocka_unit_test(lesson_names),
 		cmocka_unit_test(hints_name_the_cause),
 		cmocka_unit_test(fail_keeps_message_and_negates),
 		cmocka_unit_test(remote_buf_wire_and_ranges),
 		cmocka_unit_test(shared_options),
+		cmocka_unit_test(retry_options),
 		cmocka_unit_test(client_positional_arguments),
 		cmocka_unit_test(opts_end_after_the_loop),
 		cmocka_unit_test(json_escapes_every_unsafe_byte),

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests of 03's checksum, temporary files and disk thread
- * (03_file-transfer/xfer-file.c, xfer-disk.c), in a real directory. */
+/* Unit tests of 03's files in a real directory: the receiving end's
+ * temporary file and commit (03_file-transfer/xfer-sink.c), the sender's
+ * reads (xfer-src.c) and the disk thread (xfer-disk.c). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -14,57 +15,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <xxhash.h>
 
 #include "xfer-disk.h"
-#include "xfer-file.h"
-
-/* ------------------------------------------------------------------ */
-/* Checksum                                                            */
-/* ------------------------------------------------------------------ */
-
-static void checksum_streams_like_one_shot(void **state)
-{
-	static uint8_t data[300000];
-	uint8_t d[XFER_HASH_LEN], one[XFER_HASH_LEN];
-	struct xfer_hash h;
-	XXH128_canonical_t c;
-	char hex[2 * XFER_HASH_LEN + 1];
-	size_t i;
-
-	(void)state;
-	/* XXH3-128 of nothing, as `xxhsum -H2` prints it. */
-	assert_int_equal(xfer_hash_init(&h), 0);
-	xfer_hash_final(&h, d);
-	xfer_hash_free(&h);
-	xfer_hash_hex(d, hex);
-	assert_string_equal(hex, "99aa06d3014798d86001c324468d497f");
-	/* Uneven pieces give the same digest as one call. */
-	for (i = 0; i < sizeof(data); i++)
-		data[i] = (uint8_t)(i * 7 + (i >> 8));
-	XXH128_canonicalFromHash(&c, XXH3_128bits(data, sizeof(data)));
-	memcpy(one, c.digest, sizeof(one));
-	assert_int_equal(xfer_hash_init(&h), 0);
-	xfer_hash_update(&h, data, 1);
-	xfer_hash_update(&h, data + 1, 0);
-	xfer_hash_update(&h, data + 1, 4095);
-	xfer_hash_update(&h, data + 4096, sizeof(data) - 4096);
-	xfer_hash_final(&h, d);
-	xfer_hash_free(&h);
-	xfer_hash_free(&h); /* twice is fine */
-	assert_memory_equal(d, one, sizeof(d));
-	/* One changed byte changes it. */
-	data[123456] ^= 1;
-	assert_int_equal(xfer_hash_init(&h), 0);
-	xfer_hash_update(&h, data, sizeof(data));
-	xfer_hash_final(&h, d);
-	xfer_hash_free(&h);
-	assert_memory_not_equal(d, one, sizeof(d));
-}
+#include "xfer-sink.h"
+#include "xfer-src.h"
 
 /* ------------------------------------------------------------------ */
 /* Temporary files and the commit                                      */
@@ -73,9 +33,10 @@ static void checksum_streams_like_one_shot(void **state)
 struct tmpdir {
 	char path[64];
 	int fd;
+	unsigned flags; /* for xfer_sink_open: 0 or XFER_SINK_NAMED_TMP */
 };
 
-static int dir_setup(void **state)
+static int dir_open(void **state, unsigned flags)
 {
 	struct tmpdir *t = calloc(1, sizeof(*t));
 
@@ -83,8 +44,21 @@ static int dir_setup(void **state)
 	if (!mkdtemp(t->path))
 		return -1;
 	t->fd = open(t->path, O_RDONLY | O_DIRECTORY);
+	t->flags = flags;
 	*state = t;
 	return t->fd < 0 ? -1 : 0;
+}
+
+/* The sink as it runs: O_TMPFILE where /tmp has it (tmpfs and ext4 do). */
+static int dir_setup(void **state)
+{
+	return dir_open(state, 0);
+}
+
+/* The fallback, forced: the .NAME.XXXXXXXX.part file. */
+static int dir_setup_named(void **state)
+{
+	return dir_open(state, XFER_SINK_NAMED_TMP);
 }
 
 static int dir_teardown(void **state)
@@ -136,37 +110,80 @@ static void write_at(int dirfd, const char *name, const char *text)
 	close(fd);
 }
 
+/* Open a sink in t's mode, and check that it took the path it should. */
+static void open_sink(struct tmpdir *t, struct xfer_sink *s, const char *name, unsigned flags)
+{
+	char err[RC_ERR_LEN];
+	int ret = xfer_sink_open(s, t->fd, name, t->flags | flags, err, sizeof(err));
+
+	if (ret)
+		fail_msg("xfer_sink_open '%s': %s", name, err);
+	if (t->flags & XFER_SINK_NAMED_TMP) {
+		assert_false(s->unnamed);
+		assert_true(s->have_tmp);
+		assert_int_equal(s->tmp[0], '.');
+		assert_non_null(strstr(s->tmp, ".part"));
+		assert_non_null(strstr(s->how, "temporary file .")); /* the -v line */
+		assert_non_null(strstr(s->how, "O_TMPFILE not tried"));
+		return;
+	}
+	if (!s->unnamed) {
+		/* Not a failure of the sink: this /tmp cannot do it. */
+		xfer_sink_abort(s);
+		skip();
+	}
+	assert_false(s->have_tmp);
+	assert_string_equal(s->how, "O_TMPFILE (nothing is left if the receiver dies)");
+}
+
+/* Visible entries while a file is being received: the .part file, or
+ * nothing at all with O_TMPFILE. */
+static int in_flight(const struct tmpdir *t)
+{
+	return t->flags & XFER_SINK_NAMED_TMP ? 1 : 0;
+}
+
 static void sink_commits_only_verified_data(void **state)
 {
 	struct tmpdir *t = *state;
 	struct xfer_sink s;
 	char err[RC_ERR_LEN], buf[64];
 	struct stat st;
+	mode_t mask;
 
 	/* Written out of order, synced, committed. */
-	assert_int_equal(xfer_sink_open(&s, t->fd, "new", false, err, sizeof(err)), 0);
-	assert_int_equal(s.tmp[0], '.');
-	assert_non_null(strstr(s.tmp, ".part"));
+	open_sink(t, &s, "new", 0);
 	assert_int_equal(fstatat(t->fd, "new", &st, 0), -1); /* not yet */
 	assert_int_equal(xfer_sink_write(&s, "world", 5, 6, err, sizeof(err)), 0);
 	assert_int_equal(xfer_sink_write(&s, "hello ", 6, 0, err, sizeof(err)), 0);
+	assert_int_equal(entries(t->fd), in_flight(t));
 	/* The size check catches a missing tail. */
 	assert_int_equal(xfer_sink_sync(&s, 12, err, sizeof(err)), -EIO);
 	assert_non_null(strstr(err, "11 bytes on disk, expected 12"));
 	assert_int_equal(xfer_sink_sync(&s, 11, err, sizeof(err)), 0);
 	assert_int_equal(xfer_sink_commit(&s, err, sizeof(err)), 0);
+	assert_string_equal(s.how, in_flight(t) ? strcat(strcpy(buf, "renamed from "), s.tmp)
+						: "linked from O_TMPFILE");
+	assert_int_equal(s.fd, -1);
 	xfer_sink_abort(&s); /* after a commit: nothing to remove */
 	read_at(t->fd, "new", buf, sizeof(buf));
 	assert_string_equal(buf, "hello world");
+	assert_int_equal(fstatat(t->fd, "new", &st, 0), 0);
+	assert_int_equal(st.st_nlink, 1);
+	/* The mode of a file created today: 0666 less the umask. */
+	mask = umask(0);
+	umask(mask);
+	assert_int_equal(st.st_mode & 0777, 0666 & ~mask);
 	assert_int_equal(entries(t->fd), 1);
 
 	/* Aborted: the temporary file goes, the name stays untouched. */
-	assert_int_equal(xfer_sink_open(&s, t->fd, "other", false, err, sizeof(err)), 0);
+	open_sink(t, &s, "other", 0);
 	assert_int_equal(xfer_sink_write(&s, "x", 1, 0, err, sizeof(err)), 0);
-	assert_int_equal(entries(t->fd), 2);
+	assert_int_equal(entries(t->fd), 1 + in_flight(t));
 	xfer_sink_abort(&s);
 	xfer_sink_abort(&s);
 	assert_int_equal(entries(t->fd), 1);
+	assert_int_equal(fstatat(t->fd, "other", &st, 0), -1);
 }
 
 static void sink_never_overwrites_without_force(void **state)
@@ -174,31 +191,107 @@ static void sink_never_overwrites_without_force(void **state)
 	struct tmpdir *t = *state;
 	struct xfer_sink s;
 	char err[RC_ERR_LEN], buf[64];
+	struct stat before, after;
+	int old;
 
 	write_at(t->fd, "old", "old content");
 	/* Refused at once without -f. */
-	assert_int_equal(xfer_sink_open(&s, t->fd, "old", false, err, sizeof(err)), -EEXIST);
+	assert_int_equal(xfer_sink_open(&s, t->fd, "old", t->flags, err, sizeof(err)), -EEXIST);
 	assert_non_null(strstr(err, "use -f"));
 	assert_int_equal(entries(t->fd), 1);
-	/* Created by someone else during the transfer: the rename refuses. */
-	assert_int_equal(xfer_sink_open(&s, t->fd, "race", false, err, sizeof(err)), 0);
+	/* Created by someone else during the transfer: the link or rename
+	 * refuses, and theirs stays. */
+	open_sink(t, &s, "race", 0);
 	assert_int_equal(xfer_sink_write(&s, "mine", 4, 0, err, sizeof(err)), 0);
 	assert_int_equal(xfer_sink_sync(&s, 4, err, sizeof(err)), 0);
 	write_at(t->fd, "race", "theirs");
 	assert_int_equal(xfer_sink_commit(&s, err, sizeof(err)), -EEXIST);
 	assert_non_null(strstr(err, "created during the transfer"));
+	assert_non_null(strstr(err, in_flight(t) ? "cannot rename" : "cannot link"));
 	xfer_sink_abort(&s);
 	read_at(t->fd, "race", buf, sizeof(buf));
 	assert_string_equal(buf, "theirs");
 	assert_int_equal(entries(t->fd), 2);
-	/* With -f: replaced. */
-	assert_int_equal(xfer_sink_open(&s, t->fd, "old", true, err, sizeof(err)), 0);
+	/* With -f: replaced in one step. A reader that opened the old file
+	 * still reads it whole; the name points at the new one. */
+	assert_int_equal(fstatat(t->fd, "old", &before, 0), 0);
+	old = openat(t->fd, "old", O_RDONLY);
+	assert_true(old >= 0);
+	open_sink(t, &s, "old", XFER_SINK_FORCE);
 	assert_int_equal(xfer_sink_write(&s, "new", 3, 0, err, sizeof(err)), 0);
 	assert_int_equal(xfer_sink_sync(&s, 3, err, sizeof(err)), 0);
 	assert_int_equal(xfer_sink_commit(&s, err, sizeof(err)), 0);
+	if (!in_flight(t))
+		assert_non_null(strstr(s.how, "renamed over the old file"));
 	read_at(t->fd, "old", buf, sizeof(buf));
 	assert_string_equal(buf, "new");
-	assert_int_equal(entries(t->fd), 2);
+	assert_int_equal(fstatat(t->fd, "old", &after, 0), 0);
+	assert_true(after.st_ino != before.st_ino);
+	assert_int_equal(pread(old, buf, sizeof(buf), 0), 11);
+	assert_memory_equal(buf, "old content", 11);
+	close(old);
+	assert_int_equal(entries(t->fd), 2); /* no temporary name left */
+	/* With -f over a name that does not exist: just the file. */
+	open_sink(t, &s, "fresh", XFER_SINK_FORCE);
+	assert_int_equal(xfer_sink_sync(&s, 0, err, sizeof(err)), 0);
+	assert_int_equal(xfer_sink_commit(&s, err, sizeof(err)), 0);
+	assert_int_equal(entries(t->fd), 3);
+}
+
+static void sink_force_fails_cleanly(void **state)
+{
+	struct tmpdir *t = *state;
+	struct xfer_sink s;
+	char err[RC_ERR_LEN];
+	struct stat st;
+
+	/* -f, and a directory appears under the name during the transfer:
+	 * the rename refuses it (EISDIR), and nothing of ours is left. */
+	open_sink(t, &s, "d", XFER_SINK_FORCE);
+	assert_int_equal(xfer_sink_write(&s, "data", 4, 0, err, sizeof(err)), 0);
+	assert_int_equal(xfer_sink_sync(&s, 4, err, sizeof(err)), 0);
+	assert_int_equal(mkdirat(t->fd, "d", 0755), 0);
+	assert_int_equal(xfer_sink_commit(&s, err, sizeof(err)), -EISDIR);
+	assert_non_null(strstr(err, "to 'd'"));
+	xfer_sink_abort(&s);
+	assert_int_equal(entries(t->fd), 1);
+	assert_int_equal(fstatat(t->fd, "d", &st, 0), 0);
+	assert_true(S_ISDIR(st.st_mode));
+}
+
+/* A receiver killed in the middle: a child opens a sink, writes, and dies
+ * of SIGKILL without cleaning up. What is left in the directory? */
+static void sink_killed_receiver_leaves(void **state)
+{
+	struct tmpdir *t = *state;
+	struct xfer_sink s;
+	char err[RC_ERR_LEN], c;
+	int status, p[2];
+	pid_t pid;
+
+	open_sink(t, &s, "probe", 0); /* skips here if /tmp lacks O_TMPFILE */
+	xfer_sink_abort(&s);
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (xfer_sink_open(&s, t->fd, "k", t->flags, err, sizeof(err)) ||
+		    xfer_sink_write(&s, "partial", 7, 0, err, sizeof(err)))
+			_exit(1);
+		if (write(p[1], "w", 1) != 1)
+			_exit(1);
+		pause(); /* until the parent kills us */
+		_exit(1);
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], &c, 1), 1); /* written, not committed */
+	close(p[0]);
+	assert_int_equal(entries(t->fd), in_flight(t));
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	/* O_TMPFILE: nothing. The fallback: its .k.XXXXXXXX.part. */
+	assert_int_equal(entries(t->fd), in_flight(t));
 }
 
 static void sink_refuses_links_and_directories(void **state)
@@ -215,11 +308,15 @@ static void sink_refuses_links_and_directories(void **state)
 	assert_int_equal(write(fd, "secret", 6), 6);
 	close(fd);
 	assert_int_equal(symlinkat(outside, t->fd, "link"), 0);
-	assert_int_equal(xfer_sink_open(&s, t->fd, "link", false, err, sizeof(err)), -EEXIST);
-	assert_int_equal(xfer_sink_open(&s, t->fd, "link", true, err, sizeof(err)), -EEXIST);
+	assert_int_equal(xfer_sink_open(&s, t->fd, "link", t->flags, err, sizeof(err)), -EEXIST);
+	assert_int_equal(
+		xfer_sink_open(&s, t->fd, "link", t->flags | XFER_SINK_FORCE, err, sizeof(err)),
+		-EEXIST);
 	assert_non_null(strstr(err, "symbolic link"));
 	assert_int_equal(mkdirat(t->fd, "sub", 0755), 0);
-	assert_int_equal(xfer_sink_open(&s, t->fd, "sub", true, err, sizeof(err)), -EEXIST);
+	assert_int_equal(
+		xfer_sink_open(&s, t->fd, "sub", t->flags | XFER_SINK_FORCE, err, sizeof(err)),
+		-EEXIST);
 	assert_non_null(strstr(err, "directory"));
 	fd = open(outside, O_RDONLY);
 	assert_int_equal(read(fd, buf, sizeof(buf)), 6);
@@ -314,6 +411,13 @@ static void disk_thread_keeps_order_and_limit(void **state)
 	for (i = 0; i < l.count; i++)
 		assert_int_equal(l.seen[i], i);
 	xfer_disk_stop(&d); /* twice is harmless */
+	/* Stopped: the count stands, and allowing more does nothing (the
+	 * main loops ask once more after handing the file back). */
+	done = 0;
+	assert_int_equal(xfer_disk_done(&d, &done, why, sizeof(why)), 0);
+	assert_int_equal(done, 6);
+	xfer_disk_allow(&d, 10);
+	assert_int_equal(l.count, 6);
 }
 
 static void disk_thread_reports_failure_and_stops(void **state)
@@ -332,6 +436,10 @@ static void disk_thread_reports_failure_and_stops(void **state)
 	assert_string_equal(why, "no space for chunk 3");
 	xfer_disk_stop(&d);
 	assert_int_equal(l.count, 3);
+	/* The failure outlives the thread. */
+	why[0] = '\0';
+	assert_int_equal(xfer_disk_done(&d, &done, why, sizeof(why)), -ENOSPC);
+	assert_string_equal(why, "no space for chunk 3");
 	/* Stopped while waiting for permission: returns, nothing handled. */
 	l = (struct disk_log){ .fail_at = UINT64_MAX };
 	assert_int_equal(xfer_disk_start(&d, &c, 10, 0, log_chunk, &l, err, sizeof(err)), 0);
@@ -342,20 +450,78 @@ static void disk_thread_reports_failure_and_stops(void **state)
 	xfer_disk_stop(&never);
 }
 
+/* A disk that takes as long as the test wants: the chunk waits for a byte
+ * on a pipe (5 s at most). */
+static int slow_chunk(void *arg, uint64_t seq, char *err, size_t errlen)
+{
+	struct pollfd p = { .fd = *(int *)arg, .events = POLLIN };
+	char b;
+
+	(void)seq;
+	if (poll(&p, 1, 5000) != 1 || read(p.fd, &b, 1) != 1) {
+		snprintf(err, errlen, "the test never released the chunk");
+		return -EIO;
+	}
+	return 0;
+}
+
+static void disk_thread_names_its_stall(void **state)
+{
+	struct xfer_disk d;
+	struct rc_conn c;
+	char err[RC_ERR_LEN], why[RC_ERR_LEN] = "";
+	uint64_t done = 0;
+	int pfd[2];
+
+	(void)state;
+	assert_int_equal(pipe(pfd), 0);
+	rc_conn_init(&c, "test", false, 1000, -1);
+	assert_null(c.local_stall);
+	assert_int_equal(xfer_disk_start(&d, &c, 2, 1, slow_chunk, &pfd[0], err, sizeof(err)), 0);
+	assert_non_null(c.local_stall);
+	/* Chunk 0 in hand and not done: a wait that times out now names the
+	 * disk, with how long the chunk has taken. */
+	usleep(300 * 1000);
+	assert_true(c.local_stall(c.local_stall_arg, why, sizeof(why)));
+	assert_non_null(
+		strstr(why, "the local disk stalled: writing chunk 0 of the file has taken 0."));
+	assert_non_null(strstr(why, "not the peer"));
+	/* Done, and waiting for permission for chunk 1: the disk is idle, a
+	 * timeout is the peer's. */
+	assert_int_equal(write(pfd[1], "x", 1), 1);
+	assert_int_equal(wait_disk(&d, 1, &done, why, sizeof(why)), 0);
+	assert_int_equal(done, 1);
+	assert_false(c.local_stall(c.local_stall_arg, why, sizeof(why)));
+	assert_int_equal(write(pfd[1], "x", 1), 1);
+	xfer_disk_allow(&d, 2);
+	assert_int_equal(wait_disk(&d, 2, &done, why, sizeof(why)), 0);
+	xfer_disk_stop(&d);
+	assert_null(c.local_stall);
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
+/* Each sink test twice: as it runs (O_TMPFILE), and the fallback forced. */
+#define SINK_TEST(f, setup, what)                                              \
+	{                                                                      \
+		.name = #f " (" what ")", .test_func = f, .setup_func = setup, \
+		.teardown_func = dir_teardown                                  \
+	}
+#define BOTH_SINKS(f) SINK_TEST(f, dir_setup, "O_TMPFILE"), SINK_TEST(f, dir_setup_named, ".part")
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(checksum_streams_like_one_shot),
-		cmocka_unit_test_setup_teardown(sink_commits_only_verified_data, dir_setup,
-						dir_teardown),
-		cmocka_unit_test_setup_teardown(sink_never_overwrites_without_force, dir_setup,
-						dir_teardown),
-		cmocka_unit_test_setup_teardown(sink_refuses_links_and_directories, dir_setup,
-						dir_teardown),
+		BOTH_SINKS(sink_commits_only_verified_data),
+		BOTH_SINKS(sink_never_overwrites_without_force),
+		BOTH_SINKS(sink_force_fails_cleanly),
+		BOTH_SINKS(sink_killed_receiver_leaves),
+		BOTH_SINKS(sink_refuses_links_and_directories),
 		cmocka_unit_test_setup_teardown(read_full_reports_short_files, dir_setup,
 						dir_teardown),
 		cmocka_unit_test(disk_thread_keeps_order_and_limit),
 		cmocka_unit_test(disk_thread_reports_failure_and_stops),
+		cmocka_unit_test(disk_thread_names_its_stall),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Unit tests of 03's messages, names, endpoints, options and limits
- * (03_file-transfer/xfer-msg.c, xfer-file.c's names, xfer-opts.c); the
- * checksum, the files and the disk thread: test-xfer-file.c. */
+ * (03_file-transfer/xfer-msg.c, xfer-name.c, xfer-opts.c); the
+ * checksums: test-xfer-hash.c; the files and the disk thread:
+ * test-xfer-file.c. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -15,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "xfer-file.h"
 #include "xfer-msg.h"
+#include "xfer-name.h"
 #include "xfer-opts.h"
 
 #define ARGV(...) ((char *[]){ "prog", __VA_ARGS__, NULL })
@@ -42,8 +43,8 @@ static void hello_round_trip_with_padding(void **state)
 	assert_int_equal(xfer_hello_pack(priv, &h), XFER_HELLO_LEN);
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), 0);
 	assert_int_equal(out.op, XFER_GET);
-	assert_int_equal(out.version, 2);
-	assert_int_equal(priv[16 + 1], 2); /* the version byte */
+	assert_int_equal(out.version, 3);
+	assert_int_equal(priv[16 + 1], 3); /* the version byte */
 	assert_int_equal(out.depth, 16);
 	assert_int_equal(out.chunk, 1u << 20);
 	assert_int_equal(xfer_hello_unpack(priv, XFER_HELLO_LEN, &out, err, sizeof(err)), 0);
@@ -76,7 +77,7 @@ static void hello_rejects_bad(void **state)
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EBADMSG);
 	assert_non_null(strstr(err, "operation"));
 	/* Depth and chunk outside what the protocol expresses. */
-	h = (struct xfer_hello){ .op = XFER_PUT, .version = 2, .depth = 0, .chunk = 65536 };
+	h = (struct xfer_hello){ .op = XFER_PUT, .version = 3, .depth = 0, .chunk = 65536 };
 	xfer_hello_pack(priv, &h);
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -ERANGE);
 	h.depth = XFER_MAX_DEPTH + 1;
@@ -95,11 +96,17 @@ static void hello_rejects_bad(void **state)
 	xfer_hello_pack(priv, &h);
 	priv[17] = 0;
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EPROTO);
-	assert_non_null(strstr(err, "03 protocol version 1, this server version 2"));
+	assert_non_null(strstr(err, "03 protocol version 1, this server version 3"));
 	assert_true(strlen(err) <= XFER_REJECT_MAX);
-	priv[17] = 3;
+	/* Version 2 (one XXH3 stream, no chunk digests) is refused too,
+	 * with both versions named. */
+	priv[17] = 2;
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EPROTO);
-	assert_non_null(strstr(err, "version 3"));
+	assert_string_equal(err, "the client speaks 03 protocol version 2, this server version 3: "
+				 "use rdma-client and rdma-server of one release");
+	priv[17] = 4;
+	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EPROTO);
+	assert_non_null(strstr(err, "version 4, this server version 3"));
 	/* Another type where HELLO belongs (01's HELLO is 0x10). */
 	xfer_hello_pack(priv, &h);
 	priv[5] = 0x10;
@@ -188,7 +195,7 @@ static void challenge_round_trip(void **state)
 	for (i = 0; i < XFER_NONCE_LEN; i++)
 		m.u.challenge.nonce[i] = (uint8_t)(i * 7 + 1);
 	assert_int_equal(round_trip(&m, 0, &out), 16 + XFER_CHALLENGE_BODY);
-	assert_int_equal(out.u.challenge.version, 2);
+	assert_int_equal(out.u.challenge.version, 3);
 	assert_int_equal(out.u.challenge.flags, XFER_CH_F_SECRET);
 	assert_memory_equal(out.u.challenge.nonce, m.u.challenge.nonce, XFER_NONCE_LEN);
 	/* Big-endian version and flags, then 4 zero bytes, then the nonce. */
@@ -196,7 +203,7 @@ static void challenge_round_trip(void **state)
 	assert_int_equal(n, 56);
 	assert_int_equal(buf[5], XFER_T_CHALLENGE);
 	assert_int_equal(buf[16], 0);
-	assert_int_equal(buf[17], 2);
+	assert_int_equal(buf[17], 3);
 	assert_int_equal(buf[19], 1);
 	assert_memory_equal(buf + 24, m.u.challenge.nonce, XFER_NONCE_LEN);
 	assert_string_equal(xfer_type_str(XFER_T_CHALLENGE), "CHALLENGE");
@@ -229,17 +236,31 @@ static void other_messages_round_trip(void **state)
 	m = (struct xfer_msg){ .type = XFER_T_CHUNK };
 	m.u.chunk =
 		(struct xfer_chunk){ .seq = 4097, .offset = 4097ull << 20, .len = 1, .slot = 1 };
+	for (i = 0; i < XFER_HASH_LEN; i++)
+		m.u.chunk.hash[i] = (uint8_t)(0xc0 + i);
 	assert_int_equal(round_trip(&m, 9, &out), 16 + XFER_CHUNK_BODY);
 	assert_true(out.u.chunk.seq == 4097);
 	assert_true(out.u.chunk.offset == 4097ull << 20);
 	assert_int_equal(out.u.chunk.len, 1);
 	assert_int_equal(out.u.chunk.slot, 1);
+	assert_memory_equal(out.u.chunk.hash, m.u.chunk.hash, XFER_HASH_LEN);
+	/* The digest is the body's last 16 bytes, as is. */
+	{
+		uint8_t b[XFER_MSG_MAX];
+
+		assert_int_equal(xfer_msg_pack(b, 9, &m), 16 + 40);
+		assert_int_equal(b[16 + 24], 0xc0);
+		assert_int_equal(b[16 + 39], 0xcf);
+	}
 
 	m = (struct xfer_msg){ .type = XFER_T_CREDIT };
 	m.u.credit = (struct xfer_credit){ .seq = 1ull << 33, .slot = 254 };
+	memset(m.u.credit.hash, 0x5a, XFER_HASH_LEN);
 	assert_int_equal(round_trip(&m, 2, &out), 16 + XFER_CREDIT_BODY);
+	assert_int_equal(XFER_CREDIT_BODY, 32);
 	assert_true(out.u.credit.seq == 1ull << 33);
 	assert_int_equal(out.u.credit.slot, 254);
+	assert_memory_equal(out.u.credit.hash, m.u.credit.hash, XFER_HASH_LEN);
 
 	for (i = 0; i < 2; i++) {
 		m = (struct xfer_msg){ .type = i ? XFER_T_COMMITTED : XFER_T_DONE };
@@ -324,8 +345,8 @@ static void malformed_messages_rejected(void **state)
 	expect_bad(&m, 0, 16 + 0, 0xff, "too large");
 	m = (struct xfer_msg){ .type = XFER_T_CHALLENGE };
 	m.u.challenge.version = XFER_PROTO_VERSION;
-	expect_bad(&m, 0, 16 + 1, 1, "version 1, expected 2");
-	expect_bad(&m, 0, 16 + 1, 3, "version 3, expected 2");
+	expect_bad(&m, 0, 16 + 1, 1, "version 1, expected 3");
+	expect_bad(&m, 0, 16 + 1, 2, "version 2, expected 3");
 	expect_bad(&m, 0, 16 + 3, 2, "unknown flags");
 	expect_bad(&m, 0, 16 + 6, 1, "padding");
 	/* Version 1's REQUEST (272 body bytes) is not a REQUEST any more. */
@@ -349,7 +370,8 @@ static void describe_and_error_text(void **state)
 	m = (struct xfer_msg){ .type = XFER_T_CHUNK };
 	m.u.chunk = (struct xfer_chunk){ .seq = 2, .offset = 8192, .len = 5, .slot = 0 };
 	xfer_msg_describe(&m, out, sizeof(out));
-	assert_string_equal(out, "CHUNK seq=2 slot=0 offset=8192 len=5");
+	assert_string_equal(out, "CHUNK seq=2 slot=0 offset=8192 len=5 "
+				 "xxh3-128=00000000000000000000000000000000");
 	m = (struct xfer_msg){ .type = XFER_T_DONE };
 	m.u.done.size = 1;
 	xfer_msg_describe(&m, out, sizeof(out));
@@ -595,6 +617,22 @@ static void client_options(void **state)
 	assert_string_equal(o.host, "h");
 	assert_string_equal(o.name, "x");
 	assert_string_equal(o.local, "f.bin");
+	assert_int_equal(o.hash_threads, 2);
+	assert_int_equal(xfer_parse_client(ARGC("--hash-threads", "16", "f.bin", "h:x"),
+					   ARGV("--hash-threads", "16", "f.bin", "h:x"), &o, err,
+					   sizeof(err)),
+			 0);
+	assert_int_equal(o.hash_threads, 16);
+	assert_int_equal(xfer_parse_client(ARGC("--hash-threads", "0", "f.bin", "h:x"),
+					   ARGV("--hash-threads", "0", "f.bin", "h:x"), &o, err,
+					   sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "invalid number of hash threads '0' (1 to 16)"));
+	assert_int_equal(
+		xfer_parse_client(ARGC("f.bin", "h:x"), ARGV("f.bin", "h:x"), &o, err, sizeof(err)),
+		0);
+	assert_int_equal(o.rc.ack_timeout, RC_DEFAULT_ACK_TIMEOUT);
+	assert_int_equal(o.rc.retry_count, RC_DEFAULT_RETRY_COUNT);
 	assert_null(o.secret_file);
 	assert_int_equal(xfer_parse_client(ARGC("--secret", "key", "f.bin", "h:x"),
 					   ARGV("--secret", "key", "f.bin", "h:x"), &o, err,
@@ -602,7 +640,7 @@ static void client_options(void **state)
 			 0);
 	assert_string_equal(o.secret_file, "key");
 	assert_string_equal(o.rc.port, RC_DEFAULT_PORT);
-	assert_int_equal(o.chunk, 1u << 20);
+	assert_int_equal(o.chunk, 64u << 10); /* the default */
 	assert_int_equal(o.depth, 16);
 	assert_false(o.force);
 	assert_int_equal(o.progress, -1);
@@ -688,6 +726,8 @@ static void client_options_rejected(void **state)
 	CLIENT_BAD("option '--json=1' takes no value", "--json=1", "a", "h:b");
 	CLIENT_BAD("exclude", "-q", "--progress", "a", "h:b");
 	CLIENT_BAD("invalid poll mode", "--poll", "spin", "a", "h:b");
+	CLIENT_BAD("invalid ACK timeout '32' (0 to 31", "--ack-timeout", "32", "a", "h:b");
+	CLIENT_BAD("invalid retry count '-1' (0 to 7)", "--retry-count", "-1", "a", "h:b");
 	CLIENT_BAD("unknown option '--bogus'", "--bogus", "a", "h:b");
 	CLIENT_BAD("needs a value", "a", "h:b", "-c");
 	CLIENT_BAD("missing host", "a", ":b");
@@ -708,6 +748,7 @@ static void server_options(void **state)
 	assert_int_equal(o.lim.max_chunk, 16u << 20);
 	assert_int_equal(o.lim.max_depth, 64);
 	assert_true(o.lim.max_mem == 64u << 20);
+	assert_int_equal(o.hash_threads, 2);
 	assert_false(o.rc.once);
 	assert_int_equal(xfer_parse_server(ARGC("--root", "d", "-p", "0", "-b", "10.0.0.1",
 						"--once", "--max-clients", "2", "--max-chunk",
@@ -729,6 +770,16 @@ static void server_options(void **state)
 	assert_int_equal(o.rc.timeout_ms, 3000);
 	assert_true(o.rc.busy_poll);
 	assert_true(o.rc.verbose);
+	assert_int_equal(xfer_parse_server(ARGC("-r", "d", "--hash-threads", "1"),
+					   ARGV("-r", "d", "--hash-threads", "1"), &o, err,
+					   sizeof(err)),
+			 0);
+	assert_int_equal(o.hash_threads, 1);
+	assert_int_equal(xfer_parse_server(ARGC("-r", "d", "--hash-threads", "17"),
+					   ARGV("-r", "d", "--hash-threads", "17"), &o, err,
+					   sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "invalid number of hash threads '17' (1 to 16)"));
 
 	assert_null(o.secret_file);
 	assert_false(o.read_only);

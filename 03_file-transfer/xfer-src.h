@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xfer-src.h - 03's source side: where the bytes of each chunk come from.
+ *
+ * Two paths. Copy: pread each chunk into its slot of the registered ring
+ * (one CPU copy), hash the slot, the NIC reads the slot. Zero-copy: map
+ * the file MAP_SHARED PROT_READ in windows, register each window (the NIC
+ * reads the page cache itself), hash the mapping. The zero-copy path is
+ * taken where the kernel and the file allow it, else the copy path, with
+ * one line that says why (xfer_src_path).
+ */
+#ifndef XFER_SRC_H
+#define XFER_SRC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include <infiniband/verbs.h>
+
+#include "rdma-common.h"
+#include "xfer-hash.h"
+
+/* How much of the file one window maps, unless the ring needs more. */
+#define XFER_WIN_BYTES (64ull << 20)
+
+/* ------------------------------------------------------------------ */
+/* Window arithmetic (pure: unit-tested without a device).             */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Chunks per window: XFER_WIN_BYTES worth, but at least 2 x depth (so the
+ * next window is registered at least depth chunks before it is needed,
+ * and the old one is released only once its last WRITE completed: see
+ * xfer-src.c), and never more than the file has (one window then).
+ */
+uint64_t xfer_win_chunks(uint64_t size, uint32_t chunk, uint16_t depth);
+
+/*
+ * May we pin the windows within the locked-memory limit `limit` (bytes,
+ * RLIM_INFINITY for none) of which `locked` is in use already? Shrinks
+ * *win_chunks if a smaller window still keeps 2 x depth chunks. 0, or
+ * -ENOMEM with the reason in why.
+ */
+int xfer_win_fit(uint64_t size, uint32_t chunk, uint16_t depth, uint64_t limit, uint64_t locked,
+		 uint64_t *win_chunks, char *why, size_t whylen);
+
+/* The page-aligned file range [*off, *off + *len) that maps window w. */
+void xfer_win_range(uint64_t size, uint32_t chunk, uint64_t win_chunks, uint64_t w, long page,
+		    uint64_t *off, uint64_t *len);
+
+/* ------------------------------------------------------------------ */
+/* The source                                                          */
+/* ------------------------------------------------------------------ */
+
+struct xfer_win {
+	uint64_t idx; /* which window; UINT64_MAX: none */
+	uint8_t *map; /* MAP_SHARED PROT_READ of the file at map_off */
+	uint64_t map_off, map_len;
+	struct rc_buf buf; /* map and its MR, for rc_post_rdma (not on any list) */
+};
+
+struct xfer_src {
+	int fd; /* borrowed */
+	uint64_t size;
+	uint32_t chunk;
+	uint16_t depth;
+	struct stat st0; /* when the transfer began */
+	bool chosen;	 /* xfer_src_choose ran: zerocopy and why are the answer */
+	bool zerocopy;
+	char why[200]; /* copy path: why not zero-copy */
+	struct ibv_pd *pd;
+	int access;		  /* of the windows' MRs */
+	const struct rc_log *log; /* -v: each window's registration */
+	uint64_t win_chunks;	  /* chunks per window */
+	struct xfer_win win[2];
+	/* Test hook (RDMA_XFER_TEST_PAUSE=SEQ:PATH): after chunk SEQ, create
+	 * PATH and wait (at most 30 s) until it is removed. */
+	uint64_t pause_seq;
+	const char *pause_path;
+};
+
+/* Take fd (a regular file of `size` bytes, already fstat'ed into st). */
+void xfer_src_init(struct xfer_src *s, int fd, const struct stat *st, uint32_t chunk,
+		   uint16_t depth);
+
+/*
+ * Choose the path: unless force_copy, map and register the first window
+ * with `access` (0: put's WRITE source; IBV_ACCESS_REMOTE_READ: get's),
+ * within the locked-memory limit, less what the process has pinned
+ * already (VmPin) and `more`, the bytes the caller will register besides
+ * the windows. Never fails: a refusal selects the copy path and says why
+ * in s->why. log (may be NULL): where -v traces each window.
+ */
+void xfer_src_choose(struct xfer_src *s, struct ibv_pd *pd, int access, bool force_copy,
+		     uint64_t more, const struct rc_log *log);
+
+/* "page cache -> NIC (zero-copy)" or "pread -> ring (copy: WHY)". */
+const char *xfer_src_path(const struct xfer_src *s, char *buf, size_t len);
+
+/*
+ * The disk thread's work for chunk seq: zero-copy, register the next
+ * window when its turn comes; copy, pread it into `slot`. The caller must
+ * allow chunk seq only after the WRITE (or READ) of chunk seq - depth
+ * completed. 0, or a negative errno with err set ("source changed during
+ * transfer" if the file shrank under us).
+ */
+int xfer_src_read(struct xfer_src *s, uint64_t seq, uint8_t *slot, char *err, size_t errlen);
+/* A hashing thread's work for chunk seq, after xfer_src_read: its
+ * XXH3-128 in the slot (copy) or in the mapping (zero-copy; a SIGBUS is
+ * "source changed during transfer"). 0 or a negative errno with err. */
+int xfer_src_digest(struct xfer_src *s, uint64_t seq, const uint8_t *slot,
+		    uint8_t out[XFER_HASH_LEN], char *err, size_t errlen);
+
+/* Where chunk seq's bytes are for the NIC: the ring's slot (copy) or the
+ * window (zero-copy). Main thread, once the disk thread has handled seq. */
+void xfer_src_where(struct xfer_src *s, uint64_t seq, struct rc_buf *ring, struct rc_buf **b,
+		    size_t *off);
+
+/*
+ * After the last chunk's completion: is the file still what we sent?
+ * `sent` is the top digest of what was hashed. 0, or -EIO with "source
+ * changed during transfer: ..." in err. See xfer-src.c for what each path
+ * can and cannot see.
+ */
+int xfer_src_verify(struct xfer_src *s, const uint8_t sent[XFER_HASH_LEN], char *err,
+		    size_t errlen);
+
+/* pread exactly len bytes at off (a short read means the file shrank). */
+int xfer_read_full(int fd, void *buf, size_t len, uint64_t off, char *err, size_t errlen);
+
+/* Deregister and unmap the windows. Safe on a zeroed struct and twice. */
+void xfer_src_release(struct xfer_src *s);
+
+/* XXH3-128 of p[0..len) of a file mapping; a SIGBUS (the file shrank
+ * under the mapping) returns -EFAULT instead of killing the process. */
+int xfer_digest_mapped(const void *p, size_t len, uint8_t out[XFER_HASH_LEN]);
+
+#endif /* XFER_SRC_H */

@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# End-to-end tests of 03_file-transfer's source side: which path a put's
+# source takes on this kernel (zero-copy from Linux 6.2, the named copy
+# fallback before), --copy, the `ulimit -l` fallback, and a source
+# truncated or rewritten in the middle of a put or a get. Run through
+# tools/rdma-env, which sets RDMA_IP.
+# shellcheck source=lib03.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/lib03.sh"
+
+# The two source paths. Which one a put must take follows from the running
+# kernel (docs/kernels.md, 03's README; tests/repro/reg-mr-probe.c measures
+# it): up to Linux 6.1, ibv_reg_mr pins every page for writing and a
+# read-only shared file mapping refuses that (EFAULT), so the client must
+# say so and copy; 6.2 dropped the forced write pin, so from 6.2 on the
+# file (in $TMPDIR: the VM's /tmp, tmpfs under an overlay) must be
+# registered and sent zero-copy. A kernel that takes the other path fails.
+ZC_LINE='^source: page cache -> NIC \(zero-copy\)$'
+EFAULT_LINE='^source: pread -> ring \(copy: ibv_reg_mr of the read-only file mapping: Bad address \(EFAULT\); kernels before 6\.2 pin such pages for writing and refuse them\)$'
+
+# kernel_path: "zero-copy" on Linux 6.2 and later, else "efault".
+kernel_path() {
+	local v maj min
+	v=$(uname -r)
+	maj=${v%%.*}
+	min=${v#*.}
+	min=${min%%[!0-9]*}
+	if [ "$maj" -gt 6 ] || { [ "$maj" = 6 ] && [ "${min:-0}" -ge 2 ]; }; then
+		echo zero-copy
+	else
+		echo efault
+	fi
+}
+
+# source_path NAME: "zero-copy" or "efault" from NAME's one source line.
+source_path() {
+	local n
+	n=$(count_out "$1" '^source: ')
+	[ "$n" = 1 ] || fail "$1 printed $n source lines, not 1: $(tail_of "$T/$1.out")" || return 1
+	if grep -Eq -- "$ZC_LINE" "$T/$1.out"; then
+		echo zero-copy
+	elif grep -Eq -- "$EFAULT_LINE" "$T/$1.out"; then
+		echo efault
+	else
+		fail "$1: neither zero-copy nor the EFAULT fallback: $(grep '^source: ' "$T/$1.out")"
+	fi
+}
+
+# want_kernel_path NAME: NAME's source line is the one this kernel must give.
+want_kernel_path() {
+	local path want
+	want=$(kernel_path)
+	path=$(source_path "$1") || return 1
+	[ "$path" = "$want" ] && return 0
+	fail "Linux $(uname -r): $1's source took the $path path; this kernel must give $want (zero-copy from 6.2 on, the EFAULT fallback before)"
+}
+
+t_put_source_path_per_kernel() {
+	# f spans two 64 MiB windows; what does not depend on windows (--copy,
+	# a get) moves the small file s.
+	local size=$((66 * 1048576 + 5)) small=$((3 * 1048576 + 7))
+	dirs
+	mkfile "$W/local/f" "$size"
+	mkfile "$W/local/s" "$small"
+	start_server srv "$S" -r "$W/root" || return 1
+	# 5000-byte chunks: a window of 64 MiB / 5000 = 13421 chunks, so the
+	# second window begins mid-page (at 67105000, mapped from 67104768),
+	# and the first is released under way.
+	run put "$C" "${CT[@]}" -v -c 5000 -t 8 -p "$PORT" "$W/local/f" "$RDMA_IP:f"
+	want_rc put 0 || return 1
+	want_out put "^put f: $size $OK_RE" || return 1
+	same "$W/local/f" "$W/root/f" || return 1
+	want_kernel_path put || return 1
+	echo "   this kernel: $(kernel_path) ($(uname -r))"
+	if [ "$(kernel_path)" = zero-copy ]; then
+		want_out put "^copied by the CPU: 0 file bytes \(zero-copy: none\)$" || return 1
+		want_err put "registered window 0 of the file: 67105000 bytes at offset 0, access 0," || return 1
+		want_err put "registered window 1 of the file: 2101253 bytes at offset 67104768, access 0," || return 1
+		want_err put "chunk 13421: 5000 bytes at offset 67105000 are in the registered window" || return 1
+		# No ring: nothing would use it (5000 x 8 bytes).
+		! grep -q "registered 40000 bytes" "$T/put.err" || fail "a zero-copy put registered a ring" || return 1
+	else
+		want_out put "^copied by the CPU: $size file bytes \(pread into the ring\)$" || return 1
+		want_err put "registered 40000 bytes" || return 1
+	fi
+	# --copy: the copy path anywhere, and every byte through the CPU.
+	run copy "$C" "${CT[@]}" -v --copy -p "$PORT" "$W/local/s" "$RDMA_IP:g"
+	want_rc copy 0 || return 1
+	want_out copy '^source: pread -> ring \(copy: --copy\)$' || return 1
+	want_out copy "^copied by the CPU: $small file bytes \(pread into the ring\)$" || return 1
+	same "$W/local/s" "$W/root/g" || return 1
+	# --json names the path and the count; a get counts its pwrites.
+	run json "$C" "${CT[@]}" --json -f -p "$PORT" "$W/local/f" "$RDMA_IP:f"
+	want_rc json 0 || return 1
+	if [ "$(kernel_path)" = zero-copy ]; then
+		want_json json "d['source'] == 'zero-copy' and d['copy_reason'] is None and
+			d['cpu_copied_bytes'] == 0 and d['verified'] is True" || return 1
+	else
+		want_json json "d['source'] == 'copy' and 'EFAULT' in d['copy_reason'] and
+			d['cpu_copied_bytes'] == $size and d['verified'] is True" || return 1
+	fi
+	run get "$C" "${CT[@]}" --json -p "$PORT" "$RDMA_IP:g" "$W/local/back"
+	want_rc get 0 || return 1
+	want_json get "d['source'] is None and d['cpu_copied_bytes'] == $small and
+		d['verified'] is True" || return 1
+	same "$W/local/s" "$W/local/back" || return 1
+	stop_server srv
+}
+
+t_memlock_too_small_falls_back() {
+	# An ordinary user with `ulimit -l` 4 MiB: the 8 MiB file's window
+	# does not fit, so the client keeps within the limit: copy path, and
+	# the line says why (what is taken: the control buffers, to come),
+	# then the 3 MiB ring, which fits. The same on every kernel. (Root
+	# has CAP_IPC_LOCK: the kernel does not apply the limit, nor do we.)
+	local u=nobody
+	id "$u" >/dev/null 2>&1 && command -v setpriv >/dev/null ||
+		{ REASON="no user '$u' or no setpriv"; return 77; }
+	dirs
+	mkfile "$W/local/f" $((8 << 20))
+	chmod 755 "$W" "$W/local"
+	chmod 644 "$W/local/f"
+	start_server srv "$S" -r "$W/root" || return 1
+	run put bash -c "ulimit -l 4096 && exec setpriv --reuid=$u --regid=nogroup --clear-groups \
+		$C --timeout 5 -v -c 1M -t 3 -p $PORT $W/local/f $RDMA_IP:f"
+	if grep -q "rdma_create_event_channel\|/dev/infiniband" "$T/put.err"; then
+		REASON="this user cannot open the RDMA device: $(tail_of "$T/put.err" 1)"
+		return 77
+	fi
+	want_rc put 0 || return 1
+	# shellcheck disable=SC2016 # the backquotes are the message's own
+	want_out put '^source: pread -> ring \(copy: the locked-memory limit \(`ulimit -l` 4 MiB, [0-9]+ KiB of it taken\) cannot also pin 8 MiB of file windows\)$' || return 1
+	want_err put 'registered 3145728 bytes' || return 1
+	want_out put "^copied by the CPU: 8388608 file bytes" || return 1
+	same "$W/local/f" "$W/root/f" || return 1
+	stop_server srv
+}
+
+# change_at_pause WHO HOW FILE: wait (30 s at most: the emulated VM may
+# share the host) until WHO stopped at the test hook's chunk ($W/pause
+# exists), truncate FILE to 100 KiB or rewrite all its bytes in place
+# (HOW), then let WHO go on. The client runs as cli.
+change_at_pause() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		[ -e "$W/pause" ] && break
+		nap 0.1
+	done
+	[ -e "$W/pause" ] ||
+		fail "the $1 did not reach chunk 2 within 30 s; client: $(tail_of "$T/cli.err" 3)" ||
+		return 1
+	if [ "$2" = truncate ]; then
+		truncate -s 100K "$3"
+	else
+		# Same size, other bytes: only the content and the times move.
+		head -c "$(stat -c %s "$3")" /dev/urandom | dd of="$3" conv=notrunc status=none
+	fi
+	rm -f "$W/pause"
+}
+
+# change_mid_put HOW [CLIENT_ARGS...]: a put of 8 MiB in 64 KiB chunks
+# that stops after chunk 2 (the test hook RDMA_XFER_TEST_PAUSE), while
+# the source is truncated or rewritten; then it must fail, and nothing
+# may be stored.
+change_mid_put() {
+	local how=$1
+	shift
+	dirs
+	mkfile "$W/local/f" $((8 << 20))
+	start_server srv "$S" -r "$W/root" || return 1
+	RDMA_XFER_TEST_PAUSE="2:$W/pause" spawn cli "$C" "${CT[@]}" -c 64K -t 2 "$@" \
+		-p "$PORT" "$W/local/f" "$RDMA_IP:f"
+	change_at_pause client "$how" "$W/local/f" || return 1
+	wait_exit cli 20
+	want_rc cli 1 || return 1
+	want_err cli "source changed during transfer" || return 1
+	! grep -q verified "$T/cli.out" || fail "the client printed 'verified'" || return 1
+	wait_no_temp "$W/root" 10 || return 1
+	[ ! -e "$W/root/f" ] || fail "a changed source was stored" || return 1
+	wait_for srv "put 'f': the client gave up: client.*source changed during transfer" 5 || return 1
+	stop_server srv
+}
+
+# changed_put HOW ZERO_COPY_RE COPY_RE: change_mid_put HOW, which must fail
+# with the message of this kernel's path (ZERO_COPY_RE or COPY_RE), then
+# the same with --copy, with COPY_RE.
+changed_put() {
+	local re=$3
+	change_mid_put "$1" || return 1
+	want_kernel_path cli || return 1
+	[ "$(kernel_path)" = zero-copy ] && re=$2
+	want_err cli "source changed during transfer: $re" || return 1
+	change_mid_put "$1" --copy || return 1
+	want_err cli "source changed during transfer: $3"
+}
+
+# Zero-copy: hashing a chunk past the new end faults (SIGBUS), caught.
+t_source_truncated_during_put() {
+	changed_put truncate 'it shrank to 102400 bytes under its mapping \(SIGBUS while hashing chunk [0-9]+\)' \
+		'it shrank from 8388608 to 102400 bytes$'
+}
+
+# Zero-copy: hashed again before DONE, the bytes differ from those sent.
+t_source_rewritten_during_put() {
+	changed_put rewrite 'its bytes now differ from those sent' 'it was modified \(its mtime or ctime moved\)'
+}
+
+# The server's get source, the same way (copy path: get has no zero-copy
+# path yet).
+t_source_changed_during_get() {
+	local how
+	for how in truncate rewrite; do
+		dirs
+		mkfile "$W/root/f" $((8 << 20))
+		RDMA_XFER_TEST_PAUSE="2:$W/pause" start_server srv "$S" -r "$W/root" || return 1
+		spawn cli "$C" "${CT[@]}" -c 64K -t 2 -p "$PORT" "$RDMA_IP:f" "$W/local/f"
+		change_at_pause server "$how" "$W/root/f" || return 1
+		wait_exit cli 20
+		want_rc cli 1 || return 1
+		want_err cli "server: server cannot read 'f': source changed during transfer|server: source changed during transfer" || return 1
+		! grep -q verified "$T/cli.out" || fail "the client printed 'verified'" || return 1
+		no_temp "$W/local" || return 1
+		[ ! -e "$W/local/f" ] || fail "a changed source was stored" || return 1
+		stop_server srv || return 1
+	done
+}
+
+run_tests t_put_source_path_per_kernel t_memlock_too_small_falls_back \
+	t_source_truncated_during_put t_source_rewritten_during_put t_source_changed_during_get
