@@ -146,7 +146,8 @@ change_at_pause() {
 		nap 0.1
 	done
 	[ -e "$W/pause" ] ||
-		fail "the $1 did not reach chunk 2 within 30 s; client: $(tail_of "$T/cli.err" 3)" ||
+		fail "the $1 did not reach chunk 2 within 30 s; client: $(tail_of "$T/cli.err" 3);" \
+			"server $(kill -0 "${PID[srv]}" 2>/dev/null && echo running || echo "gone"): $(tail_of "$T/srv.err" 3)" ||
 		return 1
 	if [ "$2" = truncate ]; then
 		truncate -s 100K "$3"
