@@ -114,10 +114,11 @@ with_netem() {
 # fails with what both nodes show of eth0, its qdisc and neighbours, the
 # RDMA link and the kernel's last messages.
 link_alive() {
-	local i
-	for i in 1 2; do
-		ping -c 3 -i 0.2 -W 2 "$PEER" >/dev/null 2>&1 && return 0
-		nap 2
+	local i ping=(ping)
+	command -v ping >/dev/null || ping=(busybox ping) # as tools/rdma-env-guest.sh
+	for ((i = 0; i < 5; i++)); do
+		"${ping[@]}" -c 1 -W 2 "$PEER" >/dev/null 2>&1 && return 0
+		nap 1
 	done
 	echo "    the link passes no packets after $1; node 1:"
 	link_state 2>&1 | sed 's/^/    | /'

@@ -23,7 +23,6 @@
 S2=$RDMA_SYNC_DIR
 AGENT_S=${AGENT_S:-900} # node 2 gives up serving after this long
 ON2_S=${ON2_S:-60}      # node 1 waits this long for one request
-REQ=0                   # number of node 1's next request
 declare -A PID2         # node-2 processes this test spawned (name -> 1)
 KEEP2=()                # names cleanup2 leaves running (e.g. servers of the whole file)
 
@@ -56,8 +55,13 @@ agent_serve() {
 # on2 SCRIPT: run SCRIPT (bash) on node 2; RC is its exit status (124 if
 # node 2 did not answer within ON2_S).
 on2() {
-	local n=$REQ i
-	REQ=$((REQ + 1))
+	local n i
+	# The number of this request, kept in a file: a shell variable would
+	# lose its increment when on2 runs in a subshell, as in "$(sha2 F)", and
+	# the next on2 would reuse the number and get that request's old result
+	# without running (a netem removal was skipped that way).
+	n=$(cat "$S2/$P2.next" 2>/dev/null) || n=0
+	put "$P2.next" $((n + 1))
 	put "$P2.req.$n" "$1"
 	for ((i = 0; i < ON2_S * 20; i++)); do
 		if [ -e "$S2/$P2.res.$n.rc" ]; then
@@ -146,10 +150,23 @@ want_err2() {
 with_log2() {
 	local k
 	REASON="$REASON; $1 on node 2 logged: $(tail_of "$S2/$1.err" 2)"
+	kernel_warnings "node $RDMA_NODE" "$(dmesg 2>/dev/null)"
+	on2 "dmesg" >/dev/null 2>&1 && kernel_warnings "node 2" "$(cat "$T/on2.out")"
 	k=$(dmesg --level=emerg,alert,crit,err,warn 2>/dev/null | grep -v 'cut here' | tail -n 3 |
 		cut -c1-200 | tr '\n' '|')
 	[ -z "$k" ] || REASON="$REASON; node $RDMA_NODE kernel: $k"
 	return 1
+}
+
+# kernel_warnings NODE DMESG: a kernel warning or oops in DMESG is printed
+# whole (the function it names and its call trace: a kernel bug to prove
+# with a reproducer, docs/kernels.md), and its first line joins REASON.
+kernel_warnings() {
+	local w
+	w=$(grep -m1 -E 'WARNING: |BUG: |Oops' <<<"$2") || return 0
+	REASON="$REASON; $1 kernel: $(cut -c1-200 <<<"$w")"
+	echo "    $1 kernel:"
+	sed -n '/cut here/,/end trace/p' <<<"$2" | head -n 60 | sed 's/^/    | /'
 }
 
 # cleanup2: kill what node 1 spawned on node 2, but those named in KEEP2.
