@@ -124,6 +124,19 @@ kernel_checks() {
     check "... the message names node2, the kernel ($kv), the crash and the test" \
         grep -q "node2: the guest kernel $kv crashed: .*Kernel panic - not syncing.*test crash_test was running" "$scratch/p.err"
     check "... and leaves no qemu process behind" no_qemu_left "$scratch/tmp-p"
+    check "... and is not booted again (COMMAND had started)" bash -c "! grep -q 'booting once more' '$scratch/p.err'"
+
+    # A kernel that crashes while booting, before COMMAND could start (an rdinit and init that do
+    # not exist: "Kernel panic - not syncing"): rdma-env says so and boots once more; when that boot
+    # crashes too, it exits 123.
+    mkdir -p "$scratch/tmp-bc"
+    TMPDIR=$scratch/tmp-bc RDMA_ENV_APPEND="rdinit=/no-such-init init=/no-such-init" \
+        timeout $LIMIT "$RDMA_ENV" --kernel 6.1 -t 120 -- true > "$scratch/bc.out" 2> "$scratch/bc.err"
+    rc=$?
+    check "a crash while booting: exit 123 after one more boot (got $rc)" [ "$rc" = 123 ]
+    check "... it said it boots once more, once" \
+        [ "$(grep -c 'crashed while booting, before COMMAND started.*booting once more' "$scratch/bc.err")" = 1 ]
+    check "... and leaves no qemu process behind" no_qemu_left "$scratch/tmp-bc"
 }
 
 summary() {
