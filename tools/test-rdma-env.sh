@@ -137,6 +137,15 @@ kernel_checks() {
     check "... it said it boots once more, once" \
         [ "$(grep -c 'crashed while booting, before COMMAND started.*booting once more' "$scratch/bc.err")" = 1 ]
     check "... and leaves no qemu process behind" no_qemu_left "$scratch/tmp-bc"
+    # The same with two VMs: neither started COMMAND.
+    mkdir -p "$scratch/tmp-bc2"
+    TMPDIR=$scratch/tmp-bc2 RDMA_ENV_APPEND="rdinit=/no-such-init init=/no-such-init" \
+        timeout $LIMIT "$RDMA_ENV" -n 2 --kernel 6.1 -t 120 -- true > "$scratch/bc2.out" 2> "$scratch/bc2.err"
+    rc=$?
+    check "a crash while booting, -n 2: exit 123 after one more boot (got $rc)" [ "$rc" = 123 ]
+    check "... it said it boots once more, once" \
+        [ "$(grep -c 'crashed while booting, before COMMAND started.*booting once more' "$scratch/bc2.err")" = 1 ]
+    check "... and leaves no qemu process behind" no_qemu_left "$scratch/tmp-bc2"
 }
 
 summary() {
