@@ -85,9 +85,16 @@ struct client {
 	char local_name[XFER_NAME_MAX + 1];
 	uint64_t size, nchunks;
 	struct rc_remote_buf peer_ring;
-	uint16_t rd_depth; /* get: the server's answer */
-	char qname[400];   /* the remote name, quoted */
-	char qlocal[400];  /* the local name, quoted */
+	uint16_t rd_depth;  /* get: the server's answer */
+	bool accepted;	    /* the server's ACCEPT arrived */
+	bool peer_zerocopy; /* get: the server's CHUNKs point into its page cache */
+	/* get: where each announced chunk is for our READ, by slot (CHUNK). */
+	struct {
+		uint64_t addr;
+		uint32_t rkey;
+	} chunk_at[XFER_MAX_DEPTH];
+	char qname[400];  /* the remote name, quoted */
+	char qlocal[400]; /* the local name, quoted */
 	struct xfer_progress prog;
 	uint64_t t0_ns, t1_ns; /* REQUEST sent, file committed */
 	/* Ours, all threads (RUSAGE_SELF): before setup, and at t1_ns. */
@@ -243,6 +250,15 @@ static int ring_failed(struct client *cl, int ret)
 		"locked memory, limited to %s for this process (`ulimit -l`): raise the "
 		"limit, or use a ring that fits, e.g. %s",
 		ring, c, cl->opt.depth, strerror(-ret), lim, hint);
+}
+
+/* get: what the server's ACCEPT said of its source path. */
+static const char *get_source(const struct client *cl)
+{
+	if (cl->peer_zerocopy)
+		return "the server's page cache -> NIC (zero-copy)";
+	return cl->opt.copy ? "the server's pread -> ring (copy: --copy)"
+			    : "the server's pread -> ring (copy: its -v trace says why)";
 }
 
 /*
@@ -443,6 +459,8 @@ static int request(struct client *cl)
 		return ret;
 	r->size = cl->opt.op == XFER_PUT ? cl->size : 0;
 	r->flags = cl->opt.op == XFER_PUT && cl->opt.force ? XFER_REQ_F_FORCE : 0;
+	if (cl->opt.op == XFER_GET && cl->opt.copy)
+		r->flags |= XFER_REQ_F_COPY; /* the server's source path too */
 	r->name_len = (uint16_t)strlen(cl->opt.name);
 	memcpy(r->name, cl->opt.name, r->name_len);
 	/* --secret: a MAC over the server's nonce, our HELLO and this very
@@ -459,7 +477,7 @@ static int request(struct client *cl)
 	/* Never trust the peer: the ring must be exactly what we asked for,
 	 * the size what we announced (put), the READ depth what we offered. */
 	if (a->ring.len != ring_len || (cl->opt.op == XFER_PUT && a->size != cl->size) ||
-	    (cl->opt.op == XFER_PUT && a->rd_depth) ||
+	    (cl->opt.op == XFER_PUT && (a->rd_depth || a->flags)) ||
 	    (cl->opt.op == XFER_GET && (a->rd_depth < 1 || a->rd_depth > cl->initiator_depth)))
 		return rc_fail(&cl->conn.log, EPROTO,
 			       "protocol error: ACCEPT with ring of %u bytes (asked %" PRIu64
@@ -469,6 +487,11 @@ static int request(struct client *cl)
 	cl->rd_depth = a->rd_depth;
 	cl->size = a->size;
 	cl->nchunks = xfer_nchunks(cl->size, cl->opt.chunk);
+	cl->peer_zerocopy = a->flags & XFER_ACC_F_ZEROCOPY;
+	cl->accepted = true;
+	/* get: the server's source path, as put prints ours. */
+	if (cl->opt.op == XFER_GET && !cl->opt.quiet && !cl->opt.json)
+		printf("source: %s\n", get_source(cl));
 	return 0;
 }
 
@@ -666,17 +689,16 @@ static int put_file(struct client *cl)
 /* get                                                                 */
 /* ------------------------------------------------------------------ */
 
-/* The server's slot -> our slot, by the NIC alone. */
+/* Where the CHUNK said (the server's ring slot, or its page cache) ->
+ * our slot, by the NIC alone. Its length was checked against the chunk's;
+ * a wrong address fails the READ or the chunk's digest, nothing else. */
 static int post_chunk_read(struct client *cl, uint64_t seq)
 {
 	uint32_t chunk = cl->opt.chunk, len = xfer_chunk_len(cl->size, chunk, seq);
 	uint16_t slot = (uint16_t)(seq % cl->opt.depth);
-	uint64_t off = (uint64_t)slot * chunk;
 
-	if (!rc_remote_range_ok(&cl->peer_ring, off, len))
-		return rc_fail(&cl->conn.log, EPROTO, "slot %u is outside the server's ring", slot);
-	return rc_post_rdma(&cl->conn, IBV_WR_RDMA_READ, cl->ring, off, len,
-			    cl->peer_ring.addr + off, cl->peer_ring.rkey, 0, slot, true);
+	return rc_post_rdma(&cl->conn, IBV_WR_RDMA_READ, cl->ring, (size_t)slot * chunk, len,
+			    cl->chunk_at[slot].addr, cl->chunk_at[slot].rkey, 0, slot, true);
 }
 
 /* The chunk is in the file and matched the CHUNK's digest: give its slot
@@ -800,6 +822,8 @@ static int get_loop(struct client *cl)
 			/* The hashing thread compares the chunk with this as
 			 * soon as it is in the file, and names it if it differs. */
 			xfer_hpool_expect(&cl->disk.pool, announced, m.u.chunk.hash);
+			cl->chunk_at[m.u.chunk.slot].addr = m.u.chunk.addr;
+			cl->chunk_at[m.u.chunk.slot].rkey = m.u.chunk.rkey;
 			announced++;
 		} else if (m.type == XFER_T_DONE && !have_done && announced == n) {
 			fin = m.u.done;
@@ -837,6 +861,9 @@ static void report(const struct client *cl, int code, const char *error)
 				 .digest = cl->digest,
 				 /* the source path, once setup chose it */
 				 .src = cl->opt.op == XFER_PUT && cl->src.chosen ? &cl->src : NULL,
+				 .get_src = cl->opt.op == XFER_GET && cl->accepted ? get_source(cl)
+										   : NULL,
+				 .get_zerocopy = cl->peer_zerocopy,
 				 .copied = cl->io.copied,
 				 .cpu_known = cl->cpu_counted };
 	struct xfer_cpu end = cl->cpu1;

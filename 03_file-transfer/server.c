@@ -72,7 +72,7 @@ struct session {
 	struct xfer_io io;	       /* what the disk thread works on */
 	struct xfer_sink sink;	       /* put: the temporary file */
 	int fd;			       /* get: the file served */
-	struct xfer_src src;	       /* get: its chunks, pread into the ring */
+	struct xfer_src src;	       /* get: its chunks: file windows or the ring */
 	uint64_t size, nchunks;	       /* of the file */
 	char qname[400];	       /* the name, quoted for messages */
 	uint8_t digest[XFER_HASH_LEN]; /* the top digest (xfer-hash.h) */
@@ -299,6 +299,9 @@ static int send_accept(struct session *s)
 						  .rkey = s->ring->mr->rkey,
 						  .len = (uint32_t)s->ring->len };
 	m.u.accept.rd_depth = s->rd_depth;
+	/* get: the client learns which path its chunks take. */
+	if (s->hello.op == XFER_GET && s->src.zerocopy)
+		m.u.accept.flags = XFER_ACC_F_ZEROCOPY;
 	return xfer_ctl_send(&s->ctl, &m);
 }
 
@@ -322,12 +325,13 @@ static int start_put(struct session *s, const struct xfer_request *r)
 static int start_get(struct session *s, const struct xfer_request *r)
 {
 	struct stat st;
+	char path[300];
 	int ret;
 
-	if (r->size || (r->flags & ~XFER_REQ_F_PROOF))
-		return refuse(
-			s, EPROTO,
-			"protocol error: a get REQUEST has size 0 and no flags but the proof's");
+	if (r->size || (r->flags & ~(XFER_REQ_F_PROOF | XFER_REQ_F_COPY)))
+		return refuse(s, EPROTO,
+			      "protocol error: a get REQUEST has size 0 and no flags but the "
+			      "proof's and copy");
 	/* O_NOFOLLOW: a symlink placed in DIR is refused (ELOOP), so it
 	 * cannot lead outside. O_NONBLOCK: opening a FIFO must not hang us;
 	 * fstat then refuses everything but regular files. */
@@ -353,11 +357,14 @@ static int start_get(struct session *s, const struct xfer_request *r)
 	posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	s->size = (uint64_t)st.st_size;
 	s->nchunks = xfer_nchunks(s->size, s->hello.chunk);
-	/* Its size and times now: DONE waits until they are compared. The
-	 * copy path (get has no zero-copy path yet: the client would need to
-	 * learn each window's rkey). */
+	/* Its size and times now: DONE waits until they are compared. */
 	xfer_src_init(&s->src, s->fd, &st, s->hello.chunk, s->hello.depth);
-	snprintf(s->src.why, sizeof(s->src.why), "%s", "get has no zero-copy path yet");
+	/* The path: windows of the file's page cache that the client READs
+	 * (REMOTE_READ), or our ring, with the reason in the -v trace. The
+	 * ring is registered already, so VmPin counts it. */
+	xfer_src_choose(&s->src, s->c->dev.pd, IBV_ACCESS_REMOTE_READ,
+			s->srv->opt.copy || (r->flags & XFER_REQ_F_COPY), 0, &s->c->log);
+	rc_trace(&s->c->log, "source: %s", xfer_src_path(&s->src, path, sizeof(path)));
 	return send_accept(s);
 }
 
@@ -600,16 +607,22 @@ static int receive_file(struct session *s)
 /* get: we announce filled slots, the client READs them                */
 /* ------------------------------------------------------------------ */
 
-/* Chunk seq is in its slot: tell the client where, for its READ. */
+/* Chunk seq is ready: tell the client where to READ it, our ring's slot
+ * (copy) or the file's page cache in a registered window (zero-copy). */
 static int announce_chunk(struct session *s, uint64_t seq)
 {
 	uint32_t chunk = s->hello.chunk, len = xfer_chunk_len(s->size, chunk, seq);
 	struct xfer_msg m = { .type = XFER_T_CHUNK };
+	struct rc_buf *b;
+	size_t off;
 
+	xfer_src_where(&s->src, seq, s->ring, &b, &off);
 	m.u.chunk = (struct xfer_chunk){ .seq = seq,
 					 .offset = seq * chunk,
 					 .len = len,
-					 .slot = (uint16_t)(seq % s->hello.depth) };
+					 .slot = (uint16_t)(seq % s->hello.depth),
+					 .addr = (uintptr_t)b->addr + off,
+					 .rkey = b->mr->rkey };
 	/* Our digest of what is in the slot: the client checks the chunk
 	 * against it as soon as it has written it. */
 	if (xfer_hpool_digest(&s->disk.pool, seq, m.u.chunk.hash))

@@ -132,6 +132,7 @@ size_t xfer_msg_pack(void *buf, uint32_t seq, const struct xfer_msg *m)
 		rc_put64(b, m->u.accept.size);
 		rc_remote_buf_pack(b + 8, &m->u.accept.ring);
 		rc_put16(b + 24, m->u.accept.rd_depth);
+		rc_put16(b + 26, m->u.accept.flags);
 		break;
 	case XFER_T_ERROR:
 		rc_put32(b, m->u.error.code);
@@ -145,6 +146,8 @@ size_t xfer_msg_pack(void *buf, uint32_t seq, const struct xfer_msg *m)
 		rc_put32(b + 16, m->u.chunk.len);
 		rc_put16(b + 20, m->u.chunk.slot);
 		memcpy(b + 24, m->u.chunk.hash, XFER_HASH_LEN);
+		rc_put64(b + 40, m->u.chunk.addr);
+		rc_put32(b + 48, m->u.chunk.rkey);
 		break;
 	case XFER_T_CREDIT:
 		rc_put64(b, m->u.credit.seq);
@@ -211,7 +214,7 @@ int xfer_msg_unpack(const void *buf, size_t byte_len, uint32_t want_seq, struct 
 		if (m->u.request.size > XFER_MAX_SIZE)
 			return rc_bad_msg(err, errlen, "REQUEST size %" PRIu64 " is too large",
 					  m->u.request.size);
-		if (m->u.request.flags & ~(XFER_REQ_F_FORCE | XFER_REQ_F_PROOF))
+		if (m->u.request.flags & ~(XFER_REQ_F_FORCE | XFER_REQ_F_PROOF | XFER_REQ_F_COPY))
 			return rc_bad_msg(err, errlen, "REQUEST has unknown flags 0x%x",
 					  m->u.request.flags);
 		if (n < 1 || n > XFER_NAME_MAX)
@@ -236,10 +239,14 @@ int xfer_msg_unpack(const void *buf, size_t byte_len, uint32_t want_seq, struct 
 		m->u.accept.size = rc_get64(b);
 		rc_remote_buf_unpack(b + 8, &m->u.accept.ring);
 		m->u.accept.rd_depth = rc_get16(b + 24);
+		m->u.accept.flags = rc_get16(b + 26);
 		if (m->u.accept.size > XFER_MAX_SIZE)
 			return rc_bad_msg(err, errlen, "ACCEPT size %" PRIu64 " is too large",
 					  m->u.accept.size);
-		if (!all_zero(b + 26, 6))
+		if (m->u.accept.flags & ~XFER_ACC_F_ZEROCOPY)
+			return rc_bad_msg(err, errlen, "ACCEPT has unknown flags 0x%x",
+					  m->u.accept.flags);
+		if (!all_zero(b + 28, 4))
 			return rc_bad_msg(err, errlen, "%s", "ACCEPT padding is not zero");
 		break;
 	case XFER_T_ERROR:
@@ -262,6 +269,16 @@ int xfer_msg_unpack(const void *buf, size_t byte_len, uint32_t want_seq, struct 
 		if (!all_zero(b + 22, 2))
 			return rc_bad_msg(err, errlen, "%s", "CHUNK padding is not zero");
 		memcpy(m->u.chunk.hash, b + 24, XFER_HASH_LEN);
+		m->u.chunk.addr = rc_get64(b + 40);
+		m->u.chunk.rkey = rc_get32(b + 48);
+		if (!all_zero(b + 52, 4))
+			return rc_bad_msg(err, errlen, "%s", "CHUNK padding is not zero");
+		/* Where it is the server's business; that it does not wrap
+		 * around the address space, ours (the READ's end). */
+		if (m->u.chunk.addr + m->u.chunk.len < m->u.chunk.addr)
+			return rc_bad_msg(err, errlen,
+					  "CHUNK at 0x%" PRIx64 " of %u bytes wraps around",
+					  m->u.chunk.addr, m->u.chunk.len);
 		break;
 	case XFER_T_CREDIT:
 		m->u.credit.seq = rc_get64(b);
@@ -315,9 +332,11 @@ void xfer_msg_describe(const struct xfer_msg *m, char *out, size_t outlen)
 		break;
 	case XFER_T_ACCEPT:
 		snprintf(out, outlen,
-			 "%s size=%" PRIu64 " rd_depth=%u ring addr=0x%" PRIx64 " rkey=0x%x len=%u",
+			 "%s size=%" PRIu64 " rd_depth=%u ring addr=0x%" PRIx64
+			 " rkey=0x%x len=%u%s",
 			 t, m->u.accept.size, m->u.accept.rd_depth, m->u.accept.ring.addr,
-			 m->u.accept.ring.rkey, m->u.accept.ring.len);
+			 m->u.accept.ring.rkey, m->u.accept.ring.len,
+			 m->u.accept.flags & XFER_ACC_F_ZEROCOPY ? " (zero-copy source)" : "");
 		break;
 	case XFER_T_ERROR:
 		snprintf(out, outlen, "%s code=%u '%s'", t, m->u.error.code, m->u.error.text);
@@ -325,10 +344,10 @@ void xfer_msg_describe(const struct xfer_msg *m, char *out, size_t outlen)
 	case XFER_T_CHUNK:
 		xfer_hash_hex(m->u.chunk.hash, hex);
 		snprintf(out, outlen,
-			 "%s seq=%" PRIu64 " slot=%u offset=%" PRIu64 " len=%u " XFER_HASH_NAME
-			 "=%s",
+			 "%s seq=%" PRIu64 " slot=%u offset=%" PRIu64 " len=%u addr=0x%" PRIx64
+			 " rkey=0x%x " XFER_HASH_NAME "=%s",
 			 t, m->u.chunk.seq, m->u.chunk.slot, m->u.chunk.offset, m->u.chunk.len,
-			 hex);
+			 m->u.chunk.addr, m->u.chunk.rkey, hex);
 		break;
 	case XFER_T_CREDIT:
 		xfer_hash_hex(m->u.credit.hash, hex);

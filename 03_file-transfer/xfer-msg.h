@@ -7,18 +7,20 @@
  * threads (xfer-hash.h), the disk thread (xfer-disk.h), the control
  * channel (xfer-ctl.h) and the client's result (xfer-report.h).
  *
- * Conversation (sequence.txt has the full diagrams), protocol version 3:
+ * Conversation (sequence.txt has the full diagrams), protocol version 4:
  *   connect request private data: HELLO { op put|get, version, chunk, depth }
  *   server -> client SEND: CHALLENGE { version, flags, nonce }
  *   client -> server SEND: REQUEST { size, flags, name, proof }
  *        (proof: with --secret, a MAC over the nonce, HELLO and REQUEST)
- *   server -> client SEND: ACCEPT { size, ring, rd_depth } or ERROR { code, text }
+ *   server -> client SEND: ACCEPT { size, ring, rd_depth, flags } or ERROR { code, text }
  *   put: client RDMA_WRITE_WITH_IMM chunk k into server ring slot k % depth,
  *        imm = (k mod 2^24) << 8 | slot; server -> client
  *        CREDIT { k, slot, digest }
- *   get: server -> client CHUNK { k, slot, offset, len, digest }; the
- *        client RDMA_READs the slot; client -> server CREDIT { k, slot,
- *        digest }
+ *   get: server -> client CHUNK { k, slot, offset, len, digest, addr, rkey };
+ *        the client RDMA_READs len bytes at addr/rkey (the server's ring
+ *        slot, or on its zero-copy path the file's page cache in a
+ *        registered window) into its slot; client -> server CREDIT { k,
+ *        slot, digest }
  *   sender -> receiver DONE { size, top digest }
  *   receiver -> sender COMMITTED { size, top digest } or ERROR
  * digest: XXH3-128 of chunk k (the CHUNK's: the sender's, checked by the
@@ -50,37 +52,42 @@ enum xfer_type {
 
 /* 03's protocol version, in the HELLO and the CHALLENGE. Version 1 had no
  * CHALLENGE and a reserved zero byte where the HELLO now has the version;
- * version 2 had one XXH3-128 stream over the file and no chunk digests. */
-#define XFER_PROTO_VERSION 3
+ * version 2 had one XXH3-128 stream over the file and no chunk digests;
+ * version 3 had no addr/rkey in a CHUNK (the client READ the ring slot)
+ * and no flags in the ACCEPT. */
+#define XFER_PROTO_VERSION 4
 
 enum xfer_op { XFER_PUT = 1, XFER_GET = 2 };
 
-#define XFER_NAME_MAX	 255 /* bytes of a file name (NAME_MAX) */
-#define XFER_ERR_TEXT	 240 /* bytes of an ERROR's text */
-#define XFER_HASH_LEN	 16
-#define XFER_HASH_NAME	 "xxh3-128"
-#define XFER_MIN_CHUNK	 4096u
-#define XFER_MAX_CHUNK	 (1u << 30)
-#define XFER_MAX_DEPTH	 255	     /* the slot travels in 8 bits of the immediate */
-#define XFER_MAX_SIZE	 INT64_MAX   /* largest off_t */
-#define XFER_DEF_CHUNK	 (64u << 10) /* x depth 16: docs/performance.md, "Under loss" */
-#define XFER_DEF_DEPTH	 16
-#define XFER_REQ_F_FORCE 0x1u /* put: overwrite an existing file */
-#define XFER_REQ_F_PROOF 0x2u /* the proof field is set (--secret) */
-#define XFER_NONCE_LEN	 32
-#define XFER_PROOF_LEN	 32   /* HMAC-SHA512-256 (auth.h) */
-#define XFER_CH_F_SECRET 0x1u /* CHALLENGE: this server needs a proof */
+#define XFER_NAME_MAX	    255 /* bytes of a file name (NAME_MAX) */
+#define XFER_ERR_TEXT	    240 /* bytes of an ERROR's text */
+#define XFER_HASH_LEN	    16
+#define XFER_HASH_NAME	    "xxh3-128"
+#define XFER_MIN_CHUNK	    4096u
+#define XFER_MAX_CHUNK	    (1u << 30)
+#define XFER_MAX_DEPTH	    255		/* the slot travels in 8 bits of the immediate */
+#define XFER_MAX_SIZE	    INT64_MAX	/* largest off_t */
+#define XFER_DEF_CHUNK	    (64u << 10) /* x depth 16: docs/performance.md, "Under loss" */
+#define XFER_DEF_DEPTH	    16
+#define XFER_REQ_F_FORCE    0x1u /* put: overwrite an existing file */
+#define XFER_REQ_F_PROOF    0x2u /* the proof field is set (--secret) */
+#define XFER_REQ_F_COPY	    0x4u /* get: the server must use its copy path (--copy) */
+#define XFER_ACC_F_ZEROCOPY 0x1u /* get: the CHUNKs point into the file's page cache */
+#define XFER_NONCE_LEN	    32
+#define XFER_PROOF_LEN	    32	 /* HMAC-SHA512-256 (auth.h) */
+#define XFER_CH_F_SECRET    0x1u /* CHALLENGE: this server needs a proof */
 
 /* Fixed body sizes on the wire. */
 #define XFER_HELLO_BODY	    8
 #define XFER_REQUEST_BODY   304 /* 8 size, 4 flags, 2 name_len, 2 zero, 256 name, 32 proof */
 #define XFER_CHALLENGE_BODY 40	/* 2 version, 2 flags, 4 zero, 32 nonce */
-#define XFER_ACCEPT_BODY    32	/* 8 size, 16 ring, 2 rd_depth, 6 zero */
+#define XFER_ACCEPT_BODY    32	/* 8 size, 16 ring, 2 rd_depth, 2 flags, 4 zero */
 #define XFER_ERROR_BODY	    248 /* 4 code, 2 text_len, 2 zero, 240 text */
-#define XFER_CHUNK_BODY	    40	/* 8 seq, 8 offset, 4 len, 2 slot, 2 zero, 16 digest */
-#define XFER_CREDIT_BODY    32	/* 8 seq, 2 slot, 6 zero, 16 digest */
-#define XFER_DONE_BODY	    24	/* 8 size, 16 top digest (DONE and COMMITTED) */
-#define XFER_HELLO_LEN	    (sizeof(struct rc_hdr) + XFER_HELLO_BODY)
+#define XFER_CHUNK_BODY \
+	56 /* 8 seq, 8 offset, 4 len, 2 slot, 2 zero, 16 digest, 8 addr, 4 rkey, 4 zero */
+#define XFER_CREDIT_BODY 32 /* 8 seq, 2 slot, 6 zero, 16 digest */
+#define XFER_DONE_BODY	 24 /* 8 size, 16 top digest (DONE and COMMITTED) */
+#define XFER_HELLO_LEN	 (sizeof(struct rc_hdr) + XFER_HELLO_BODY)
 /* The largest message: every receive buffer has exactly this size. */
 #define XFER_MSG_MAX (sizeof(struct rc_hdr) + XFER_REQUEST_BODY)
 
@@ -109,6 +116,7 @@ struct xfer_accept {
 	uint64_t size;		   /* the file's size (get) or the announced one (put) */
 	struct rc_remote_buf ring; /* put: the client WRITEs here; get: READs */
 	uint16_t rd_depth;	   /* get: RDMA READs the client may have in flight */
+	uint16_t flags;		   /* XFER_ACC_F_* */
 };
 
 struct xfer_error {
@@ -122,6 +130,8 @@ struct xfer_chunk {
 	uint32_t len;
 	uint16_t slot;		     /* always seq % depth */
 	uint8_t hash[XFER_HASH_LEN]; /* the sender's XXH3-128 of the chunk */
+	uint64_t addr;		     /* where the client READs the chunk's len bytes */
+	uint32_t rkey;
 };
 
 struct xfer_credit {

@@ -89,8 +89,9 @@ static const char client_usage[] =
 	"  -f, --force           overwrite an existing destination\n"
 	"      --hash-threads N  threads computing the chunks' XXH3-128 (default 2,\n"
 	"                        1 to 16)\n"
-	"      --copy            put: pread the file into the ring, even where the NIC\n"
-	"                        could read the page cache itself (zero-copy)\n"
+	"      --copy            the sender preads the file into a ring (put: we; get:\n"
+	"                        the server), even where the NIC could read the page\n"
+	"                        cache itself (zero-copy)\n"
 	"      --progress        show bytes, rate and ETA on stderr (default: if it is a TTY)\n"
 	"      --no-progress     never show progress\n"
 	"  -q, --quiet           print nothing but errors\n"
@@ -122,6 +123,9 @@ static const char server_usage[] =
 	"                        not encrypted\n"
 	"      --hash-threads N  threads computing the chunks' XXH3-128, per transfer\n"
 	"                        (default 2, 1 to 16)\n"
+	"      --copy            get: pread each file into the ring the client READs,\n"
+	"                        even where the NIC could read the page cache itself\n"
+	"                        (zero-copy)\n"
 	"      --read-only       serve get only: refuse every put\n"
 	"      --write-only      serve put only: refuse every get\n" RC_USAGE_SERVER_WAIT(
 		XFER_MAX_CLIENTS, RC_USAGE_LOSSY);
@@ -273,6 +277,7 @@ int xfer_parse_server(int argc, char **argv, struct xfer_server_opts *o, char *e
 		{ "read-only", no_argument, NULL, OPT_READ_ONLY },
 		{ "write-only", no_argument, NULL, OPT_WRITE_ONLY },
 		{ "hash-threads", required_argument, NULL, OPT_HASH_THREADS },
+		{ "copy", no_argument, NULL, OPT_COPY },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -308,6 +313,7 @@ int xfer_parse_server(int argc, char **argv, struct xfer_server_opts *o, char *e
 		case OPT_SECRET: o->secret_file = optarg; break;
 		case OPT_READ_ONLY: o->read_only = true; break;
 		case OPT_WRITE_ONLY: o->write_only = true; break;
+		case OPT_COPY: o->copy = true; break;
 		case OPT_HASH_THREADS:
 			ret = parse_hash_threads(optarg, &o->hash_threads, err, errlen);
 			if (ret)

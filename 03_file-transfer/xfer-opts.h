@@ -64,6 +64,7 @@ struct xfer_server_opts {
 	const char *secret_file; /* --secret FILE: requests need a proof */
 	bool read_only;		 /* --read-only: get only */
 	bool write_only;	 /* --write-only: put only */
+	bool copy;		 /* --copy: a get's source is pread into the ring */
 };
 
 int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *err, size_t errlen);

@@ -87,11 +87,22 @@ void xfer_print_json(const struct xfer_client_opts *o, const struct xfer_result 
 		/* Both sides computed it over the data and compared. */
 		rc_json_str(&j, "hash", ok ? hex : NULL);
 		rc_json_bool(&j, "verified", ok);
-		/* put: which source path, and why not zero-copy (null: it was,
-		 * or a get, whose source is the server's). */
-		rc_json_str(&j, "source",
-			    r->src ? (r->src->zerocopy ? "zero-copy" : "copy") : NULL);
-		rc_json_str(&j, "copy_reason", r->src && !r->src->zerocopy ? r->src->why : NULL);
+		/* Which source path, and why not zero-copy (null: it was, or
+		 * not known yet). put: ours; get: the server's, from its
+		 * ACCEPT (the reason then is what we know of it). */
+		if (r->src) {
+			rc_json_str(&j, "source", r->src->zerocopy ? "zero-copy" : "copy");
+			rc_json_str(&j, "copy_reason", r->src->zerocopy ? NULL : r->src->why);
+		} else if (r->get_src) {
+			rc_json_str(&j, "source", r->get_zerocopy ? "zero-copy" : "copy");
+			rc_json_str(&j, "copy_reason",
+				    r->get_zerocopy ? NULL
+				    : o->copy	    ? "--copy"
+					      : "the server's choice (its -v trace says why)");
+		} else {
+			rc_json_null(&j, "source");
+			rc_json_null(&j, "copy_reason");
+		}
 		/* File bytes our CPU copied between the file and the ring. */
 		rc_json_u64(&j, "cpu_copied_bytes", r->copied);
 		/* CPU seconds of this process, all its threads, from setup to

@@ -22,6 +22,8 @@ struct xfer_result {
 	uint64_t t0_ns, t1_ns;	    /* REQUEST sent, file committed */
 	const uint8_t *digest;	    /* the top digest (XFER_HASH_LEN bytes) */
 	const struct xfer_src *src; /* put: the source path chosen; else NULL */
+	const char *get_src;	    /* get: the server's path, once ACCEPTed; else NULL */
+	bool get_zerocopy;	    /* get: that path is zero-copy */
 	uint64_t copied;	    /* file bytes our CPU copied (xfer_io) */
 	/* CPU time of the whole process (all threads) from setup to the end of
 	 * the transfer (RUSAGE_SELF at both); cpu_known: setup began. */

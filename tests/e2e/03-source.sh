@@ -98,12 +98,67 @@ t_put_source_path_per_kernel() {
 		want_json json "d['source'] == 'copy' and 'EFAULT' in d['copy_reason'] and
 			d['cpu_copied_bytes'] == $size and d['verified'] is True" || return 1
 	fi
-	run get "$C" "${CT[@]}" --json -p "$PORT" "$RDMA_IP:g" "$W/local/back"
-	want_rc get 0 || return 1
-	want_json get "d['source'] is None and d['cpu_copied_bytes'] == $small and
-		d['verified'] is True" || return 1
-	same "$W/local/s" "$W/local/back" || return 1
 	stop_server srv
+}
+
+# A get's source is the server's: the same per-kernel path, on the
+# server's side (its -v trace), in the client's line and --json from the
+# ACCEPT, and --copy on either side forces the copy path.
+t_get_source_path_per_kernel() {
+	local size=$((66 * 1048576 + 5)) small=$((3 * 1048576 + 7)) want
+	dirs
+	mkfile "$W/root/f" "$size"
+	mkfile "$W/root/s" "$small"
+	start_server srv "$S" -v -r "$W/root" || return 1
+	# Two windows of the file, the second mid-page (as the put above).
+	run get "$C" "${CT[@]}" -v -c 5000 -t 8 -p "$PORT" "$RDMA_IP:f" "$W/local/f"
+	want_rc get 0 || return 1
+	want_out get "^get f: $size $OK_RE" || return 1
+	same "$W/root/f" "$W/local/f" || return 1
+	want_out get "^copied by the CPU: $size file bytes \(pwrite from the ring\)$" || return 1
+	want=$(kernel_path)
+	echo "   this kernel: $want ($(uname -r))"
+	if [ "$want" = zero-copy ]; then
+		want_out get "^source: the server's page cache -> NIC \(zero-copy\)$" || return 1
+		wait_for srv "source: page cache -> NIC \(zero-copy\)" 5 || return 1
+		# REMOTE_READ (IBV_ACCESS_REMOTE_READ = 4): the client READs them.
+		wait_for srv "registered window 0 of the file: 67105000 bytes at offset 0, access 4," 5 || return 1
+		wait_for srv "registered window 1 of the file: 2101253 bytes at offset 67104768, access 4," 5 || return 1
+		wait_for srv "source: page cache -> NIC \(zero-copy\); copied by the CPU: 0 file bytes" 5 || return 1
+		# The client READ from the windows, not from the ring.
+		grep -q "CHUNK seq=13421 slot=5 offset=67105000 len=5000 addr=0x[0-9a-f]* rkey=" "$T/get.err" ||
+			fail "no trace of chunk 13421's CHUNK" || return 1
+	else
+		want_out get "^source: the server's pread -> ring \(copy: its -v trace says why\)$" || return 1
+		wait_for srv "source: pread -> ring \(copy: ibv_reg_mr of the read-only file mapping: Bad address \(EFAULT\)" 5 || return 1
+		wait_for srv "copied by the CPU: $size file bytes" 5 || return 1
+	fi
+	run json "$C" "${CT[@]}" --json -p "$PORT" "$RDMA_IP:s" "$W/local/s"
+	want_rc json 0 || return 1
+	if [ "$want" = zero-copy ]; then
+		want_json json "d['source'] == 'zero-copy' and d['copy_reason'] is None and
+			d['cpu_copied_bytes'] == $small and d['verified'] is True" || return 1
+	else
+		want_json json "d['source'] == 'copy' and 'the server' in d['copy_reason'] and
+			d['verified'] is True" || return 1
+	fi
+	same "$W/root/s" "$W/local/s" || return 1
+	# The client's --copy: the server preads into its ring.
+	run copy "$C" "${CT[@]}" --json --copy -p "$PORT" "$RDMA_IP:s" "$W/local/s2"
+	want_rc copy 0 || return 1
+	want_json copy "d['source'] == 'copy' and d['copy_reason'] == '--copy' and
+		d['verified'] is True" || return 1
+	wait_for srv "source: pread -> ring \(copy: --copy\)" 5 || return 1
+	same "$W/root/s" "$W/local/s2" || return 1
+	stop_server srv
+	# The server's --copy: every get takes the copy path.
+	start_server srv2 "$S" -v --copy -r "$W/root" || return 1
+	run copy2 "$C" "${CT[@]}" -p "$PORT" "$RDMA_IP:s" "$W/local/s3"
+	want_rc copy2 0 || return 1
+	want_out copy2 "^source: the server's pread -> ring \(copy: its -v trace says why\)$" || return 1
+	wait_for srv2 "source: pread -> ring \(copy: --copy\)" 5 || return 1
+	same "$W/root/s" "$W/local/s3" || return 1
+	stop_server srv2
 }
 
 t_memlock_too_small_falls_back() {
@@ -205,15 +260,16 @@ t_source_rewritten_during_put() {
 	changed_put rewrite 'its bytes now differ from those sent' 'it was modified \(its mtime or ctime moved\)'
 }
 
-# The server's get source, the same way (copy path: get has no zero-copy
-# path yet).
+# The server's get source, the same way, on this kernel's path and with
+# --copy.
 t_source_changed_during_get() {
-	local how
+	local how copy
+	for copy in "" --copy; do
 	for how in truncate rewrite; do
 		dirs
 		mkfile "$W/root/f" $((8 << 20))
 		RDMA_XFER_TEST_PAUSE="2:$W/pause" start_server srv "$S" -r "$W/root" || return 1
-		spawn cli "$C" "${CT[@]}" -c 64K -t 2 -p "$PORT" "$RDMA_IP:f" "$W/local/f"
+		spawn cli "$C" "${CT[@]}" -c 64K -t 2 $copy -p "$PORT" "$RDMA_IP:f" "$W/local/f"
 		change_at_pause server "$how" "$W/root/f" || return 1
 		wait_exit cli 20
 		want_rc cli 1 || return 1
@@ -223,7 +279,8 @@ t_source_changed_during_get() {
 		[ ! -e "$W/local/f" ] || fail "a changed source was stored" || return 1
 		stop_server srv || return 1
 	done
+	done
 }
 
-run_tests t_put_source_path_per_kernel t_memlock_too_small_falls_back \
+run_tests t_put_source_path_per_kernel t_get_source_path_per_kernel t_memlock_too_small_falls_back \
 	t_source_truncated_during_put t_source_rewritten_during_put t_source_changed_during_get

@@ -118,7 +118,8 @@ static void fuzz_msg(const uint8_t *p, size_t len)
 	switch (m.type) {
 	case XFER_T_REQUEST:
 		CHECK(m.u.request.size <= XFER_MAX_SIZE);
-		CHECK((m.u.request.flags & ~(XFER_REQ_F_FORCE | XFER_REQ_F_PROOF)) == 0);
+		CHECK((m.u.request.flags &
+		       ~(XFER_REQ_F_FORCE | XFER_REQ_F_PROOF | XFER_REQ_F_COPY)) == 0);
 		/* No proof flag, no proof: nothing hides in those bytes. */
 		for (zero = true, i = 0; i < XFER_PROOF_LEN; i++)
 			zero = zero && !m.u.request.proof[i];
@@ -127,7 +128,10 @@ static void fuzz_msg(const uint8_t *p, size_t len)
 		/* Terminated, so the name is never read past its end. */
 		CHECK(m.u.request.name[m.u.request.name_len] == '\0');
 		break;
-	case XFER_T_ACCEPT: CHECK(m.u.accept.size <= XFER_MAX_SIZE); break;
+	case XFER_T_ACCEPT:
+		CHECK(m.u.accept.size <= XFER_MAX_SIZE);
+		CHECK((m.u.accept.flags & ~XFER_ACC_F_ZEROCOPY) == 0);
+		break;
 	case XFER_T_ERROR:
 		/* Printed as is by the peer: terminated, no control bytes. */
 		CHECK(memchr(m.u.error.text, '\0', sizeof(m.u.error.text)) != NULL);
@@ -135,6 +139,9 @@ static void fuzz_msg(const uint8_t *p, size_t len)
 			CHECK((uint8_t)m.u.error.text[i] >= 0x20 && m.u.error.text[i] != 0x7f);
 		break;
 	case XFER_T_CHUNK:
+		/* The client's READ of len bytes at addr never wraps. */
+		CHECK(m.u.chunk.addr + m.u.chunk.len >= m.u.chunk.addr);
+		break;
 	case XFER_T_CREDIT: break; /* ranges: xfer_check_chunk / _credit */
 	case XFER_T_DONE:
 	case XFER_T_COMMITTED: CHECK(m.u.done.size <= XFER_MAX_SIZE); break;

@@ -44,9 +44,11 @@ static int x_hello(struct hc *h, int arg)
 	else if (arg == 111)
 		p[17] = 0; /* version 1's HELLO: this byte was reserved */
 	else if (arg == 112)
-		p[17] = 4; /* a version from the future */
+		p[17] = 5; /* a version from the future */
 	else if (arg == 113)
 		p[17] = 2; /* version 2: one XXH3 stream, no chunk digests */
+	else if (arg == 114)
+		p[17] = 3; /* version 3: CHUNKs without addr/rkey */
 	else if (arg < 100)
 		bend_hdr(p, (enum bend)arg);
 	return connect_bad(h, p, len, depth);
@@ -274,6 +276,8 @@ static int x_bad_get(struct hc *h, int arg)
 {
 	struct xfer_msg m = { .type = XFER_T_CREDIT };
 	uint8_t dg[X_GET_CHUNKS][XFER_HASH_LEN] = { { 0 } }; /* the CHUNKs' digests */
+	uint64_t addr0 = 0; /* where CHUNK 0 said to READ, and with which rkey */
+	uint32_t rkey0 = 0;
 	struct xfer_accept acc;
 	unsigned i;
 	char err[200];
@@ -300,6 +304,10 @@ static int x_bad_get(struct hc *h, int arg)
 			note(h, "bad message from the server: %s", err);
 		else if (m.type == XFER_T_CHUNK && m.u.chunk.seq < X_GET_CHUNKS)
 			memcpy(dg[m.u.chunk.seq], m.u.chunk.hash, XFER_HASH_LEN);
+		if (m.type == XFER_T_CHUNK && m.u.chunk.seq == 0) {
+			addr0 = m.u.chunk.addr;
+			rkey0 = m.u.chunk.rkey;
+		}
 	}
 	m = (struct xfer_msg){ .type = XFER_T_CREDIT };
 	switch (arg) {
@@ -322,6 +330,10 @@ static int x_bad_get(struct hc *h, int arg)
 			m.u.credit.hash[15] ^= (uint8_t)i;
 			ret = x_send(h, &m, B_NONE);
 		}
+		break;
+	case 107: /* READ with CHUNK 0's rkey past what it covers: 1 MiB on,
+		   * beyond the ring (copy) and the file's window (zero-copy) */
+		ret = hc_rdma(h, IBV_WR_RDMA_READ, X_CHUNK, addr0 + (1u << 20), rkey0, 0);
 		break;
 	case 103: /* COMMITTED without reading anything */
 		m = (struct xfer_msg){ .type = XFER_T_COMMITTED };
@@ -362,8 +374,10 @@ const struct kase cases03[] = {
 	{ "hello-seq", x_hello, B_SEQ, "rejected: HELLO with sequence number 77" },
 	{ "hello-version-1", x_hello, 111, "rejected: the client speaks 03 protocol version 1," },
 	{ "hello-version-2", x_hello, 113,
-	  "rejected: the client speaks 03 protocol version 2, this server version 3" },
-	{ "hello-version-4", x_hello, 112, "rejected: the client speaks 03 protocol version 4," },
+	  "rejected: the client speaks 03 protocol version 2, this server version 4" },
+	{ "hello-version-3", x_hello, 114,
+	  "rejected: the client speaks 03 protocol version 3, this server version 4" },
+	{ "hello-version-5", x_hello, 112, "rejected: the client speaks 03 protocol version 5," },
 	{ "hello-op-9", x_hello, 100, "rejected: unknown operation 9" },
 	{ "hello-depth-0", x_hello, 101, "rejected: depth 0 or chunk" },
 	{ "hello-depth-65535", x_hello, 102, "rejected: depth 65535 or chunk" },
@@ -416,6 +430,7 @@ const struct kase cases03[] = {
 	{ "get-credit-out-of-order", x_bad_get, 101,
 	  X_PROTO "CREDIT seq 1 slot 1, expected seq 0" },
 	{ "get-read-past-ring", x_bad_get, 102, "get .*(failed|flush|error)" },
+	{ "get-read-past-chunk-mr", x_bad_get, 107, "get .*(failed|flush|error)" },
 	{ "get-committed-without-reading", x_bad_get, 103, "the client committed 0 bytes with" },
 	{ "get-credit-for-unsent-chunk", x_bad_get, 104, X_PROTO "CREDIT for chunk 4, but only 4" },
 	{ "get-committed-wrong-checksum", x_bad_get, 105, "the client committed 16384 bytes with" },

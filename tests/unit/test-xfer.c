@@ -43,8 +43,8 @@ static void hello_round_trip_with_padding(void **state)
 	assert_int_equal(xfer_hello_pack(priv, &h), XFER_HELLO_LEN);
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), 0);
 	assert_int_equal(out.op, XFER_GET);
-	assert_int_equal(out.version, 3);
-	assert_int_equal(priv[16 + 1], 3); /* the version byte */
+	assert_int_equal(out.version, 4);
+	assert_int_equal(priv[16 + 1], 4); /* the version byte */
 	assert_int_equal(out.depth, 16);
 	assert_int_equal(out.chunk, 1u << 20);
 	assert_int_equal(xfer_hello_unpack(priv, XFER_HELLO_LEN, &out, err, sizeof(err)), 0);
@@ -77,7 +77,7 @@ static void hello_rejects_bad(void **state)
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EBADMSG);
 	assert_non_null(strstr(err, "operation"));
 	/* Depth and chunk outside what the protocol expresses. */
-	h = (struct xfer_hello){ .op = XFER_PUT, .version = 3, .depth = 0, .chunk = 65536 };
+	h = (struct xfer_hello){ .op = XFER_PUT, .version = 4, .depth = 0, .chunk = 65536 };
 	xfer_hello_pack(priv, &h);
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -ERANGE);
 	h.depth = XFER_MAX_DEPTH + 1;
@@ -96,17 +96,22 @@ static void hello_rejects_bad(void **state)
 	xfer_hello_pack(priv, &h);
 	priv[17] = 0;
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EPROTO);
-	assert_non_null(strstr(err, "03 protocol version 1, this server version 3"));
+	assert_non_null(strstr(err, "03 protocol version 1, this server version 4"));
 	assert_true(strlen(err) <= XFER_REJECT_MAX);
 	/* Version 2 (one XXH3 stream, no chunk digests) is refused too,
 	 * with both versions named. */
 	priv[17] = 2;
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EPROTO);
-	assert_string_equal(err, "the client speaks 03 protocol version 2, this server version 3: "
+	assert_string_equal(err, "the client speaks 03 protocol version 2, this server version 4: "
 				 "use rdma-client and rdma-server of one release");
-	priv[17] = 4;
+	/* Version 3 (the client READ the ring slot; no addr/rkey in a
+	 * CHUNK) and a newer one: refused, both named. */
+	priv[17] = 3;
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EPROTO);
-	assert_non_null(strstr(err, "version 4, this server version 3"));
+	assert_non_null(strstr(err, "version 3, this server version 4"));
+	priv[17] = 5;
+	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EPROTO);
+	assert_non_null(strstr(err, "version 5, this server version 4"));
 	/* Another type where HELLO belongs (01's HELLO is 0x10). */
 	xfer_hello_pack(priv, &h);
 	priv[5] = 0x10;
@@ -195,7 +200,7 @@ static void challenge_round_trip(void **state)
 	for (i = 0; i < XFER_NONCE_LEN; i++)
 		m.u.challenge.nonce[i] = (uint8_t)(i * 7 + 1);
 	assert_int_equal(round_trip(&m, 0, &out), 16 + XFER_CHALLENGE_BODY);
-	assert_int_equal(out.u.challenge.version, 3);
+	assert_int_equal(out.u.challenge.version, 4);
 	assert_int_equal(out.u.challenge.flags, XFER_CH_F_SECRET);
 	assert_memory_equal(out.u.challenge.nonce, m.u.challenge.nonce, XFER_NONCE_LEN);
 	/* Big-endian version and flags, then 4 zero bytes, then the nonce. */
@@ -203,7 +208,7 @@ static void challenge_round_trip(void **state)
 	assert_int_equal(n, 56);
 	assert_int_equal(buf[5], XFER_T_CHALLENGE);
 	assert_int_equal(buf[16], 0);
-	assert_int_equal(buf[17], 3);
+	assert_int_equal(buf[17], 4);
 	assert_int_equal(buf[19], 1);
 	assert_memory_equal(buf + 24, m.u.challenge.nonce, XFER_NONCE_LEN);
 	assert_string_equal(xfer_type_str(XFER_T_CHALLENGE), "CHALLENGE");
@@ -221,12 +226,14 @@ static void other_messages_round_trip(void **state)
 						  .rkey = 0xabcd,
 						  .len = 16u << 20 };
 	m.u.accept.rd_depth = 16;
+	m.u.accept.flags = XFER_ACC_F_ZEROCOPY;
 	assert_int_equal(round_trip(&m, 0, &out), 16 + XFER_ACCEPT_BODY);
 	assert_true(out.u.accept.size == 5 * GiB + 3);
 	assert_true(out.u.accept.ring.addr == 0x7f0012345000ull);
 	assert_int_equal(out.u.accept.ring.rkey, 0xabcd);
 	assert_int_equal(out.u.accept.ring.len, 16u << 20);
 	assert_int_equal(out.u.accept.rd_depth, 16);
+	assert_int_equal(out.u.accept.flags, XFER_ACC_F_ZEROCOPY);
 
 	xfer_make_error(&m, ENOSPC, "disk full writing '%s'", "x");
 	assert_int_equal(round_trip(&m, 3, &out), 16 + XFER_ERROR_BODY);
@@ -234,8 +241,12 @@ static void other_messages_round_trip(void **state)
 	assert_string_equal(out.u.error.text, "disk full writing 'x'");
 
 	m = (struct xfer_msg){ .type = XFER_T_CHUNK };
-	m.u.chunk =
-		(struct xfer_chunk){ .seq = 4097, .offset = 4097ull << 20, .len = 1, .slot = 1 };
+	m.u.chunk = (struct xfer_chunk){ .seq = 4097,
+					 .offset = 4097ull << 20,
+					 .len = 1,
+					 .slot = 1,
+					 .addr = 0x7f00aabbccdd0001ull,
+					 .rkey = 0x1234abcd };
 	for (i = 0; i < XFER_HASH_LEN; i++)
 		m.u.chunk.hash[i] = (uint8_t)(0xc0 + i);
 	assert_int_equal(round_trip(&m, 9, &out), 16 + XFER_CHUNK_BODY);
@@ -244,13 +255,29 @@ static void other_messages_round_trip(void **state)
 	assert_int_equal(out.u.chunk.len, 1);
 	assert_int_equal(out.u.chunk.slot, 1);
 	assert_memory_equal(out.u.chunk.hash, m.u.chunk.hash, XFER_HASH_LEN);
-	/* The digest is the body's last 16 bytes, as is. */
+	assert_true(out.u.chunk.addr == 0x7f00aabbccdd0001ull);
+	assert_int_equal(out.u.chunk.rkey, 0x1234abcd);
+	/* The digest at bytes 24..39 as is, then addr and rkey big-endian. */
 	{
 		uint8_t b[XFER_MSG_MAX];
+		char err[160];
 
-		assert_int_equal(xfer_msg_pack(b, 9, &m), 16 + 40);
+		assert_int_equal(xfer_msg_pack(b, 9, &m), 16 + 56);
 		assert_int_equal(b[16 + 24], 0xc0);
 		assert_int_equal(b[16 + 39], 0xcf);
+		assert_int_equal(b[16 + 40], 0x7f);
+		assert_int_equal(b[16 + 47], 0x01);
+		assert_int_equal(b[16 + 48], 0x12);
+		assert_int_equal(b[16 + 51], 0xcd);
+		/* A CHUNK whose READ would wrap around the address space. */
+		m.u.chunk.addr = UINT64_MAX - 10;
+		m.u.chunk.len = 11;
+		xfer_msg_pack(b, 9, &m);
+		assert_int_equal(xfer_msg_unpack(b, 16 + 56, 9, &out, err, sizeof(err)), -EBADMSG);
+		assert_non_null(strstr(err, "wraps around"));
+		m.u.chunk.len = 10;
+		xfer_msg_pack(b, 9, &m);
+		assert_int_equal(xfer_msg_unpack(b, 16 + 56, 9, &out, err, sizeof(err)), 0);
 	}
 
 	m = (struct xfer_msg){ .type = XFER_T_CREDIT };
@@ -325,7 +352,7 @@ static void malformed_messages_rejected(void **state)
 	m.u.request.name[0] = 'a';
 	expect_bad(&m, 0, 16 + 13, 0, "name length 0");	  /* name_len 0 */
 	expect_bad(&m, 0, 16 + 12, 1, "name length 257"); /* name_len 257 */
-	expect_bad(&m, 0, 16 + 11, 4, "unknown flags");
+	expect_bad(&m, 0, 16 + 11, 8, "unknown flags");
 	expect_bad(&m, 0, 16 + 272 + 5, 1, "proof but no proof flag");
 	expect_bad(&m, 0, 16 + 0, 0x80, "too large");	/* size >= 2^63 */
 	expect_bad(&m, 0, 16 + 16 + 1, 'b', "padding"); /* byte after the name */
@@ -337,16 +364,19 @@ static void malformed_messages_rejected(void **state)
 	expect_bad(&m, 0, 16 + 8 + 4, 'x', "malformed ERROR"); /* byte after text */
 
 	m = (struct xfer_msg){ .type = XFER_T_ACCEPT };
-	expect_bad(&m, 0, 16 + 27, 1, "padding");
+	expect_bad(&m, 0, 16 + 29, 1, "padding");
+	expect_bad(&m, 0, 16 + 27, 2, "unknown flags");
 	expect_bad(&m, 0, 16 + 0, 0x80, "too large");
 	m = (struct xfer_msg){ .type = XFER_T_CHUNK };
 	expect_bad(&m, 0, 16 + 23, 1, "padding");
+	expect_bad(&m, 0, 16 + 53, 1, "padding");
 	m = (struct xfer_msg){ .type = XFER_T_DONE };
 	expect_bad(&m, 0, 16 + 0, 0xff, "too large");
 	m = (struct xfer_msg){ .type = XFER_T_CHALLENGE };
 	m.u.challenge.version = XFER_PROTO_VERSION;
-	expect_bad(&m, 0, 16 + 1, 1, "version 1, expected 3");
-	expect_bad(&m, 0, 16 + 1, 2, "version 2, expected 3");
+	expect_bad(&m, 0, 16 + 1, 1, "version 1, expected 4");
+	expect_bad(&m, 0, 16 + 1, 2, "version 2, expected 4");
+	expect_bad(&m, 0, 16 + 1, 3, "version 3, expected 4");
 	expect_bad(&m, 0, 16 + 3, 2, "unknown flags");
 	expect_bad(&m, 0, 16 + 6, 1, "padding");
 	/* Version 1's REQUEST (272 body bytes) is not a REQUEST any more. */
@@ -370,7 +400,7 @@ static void describe_and_error_text(void **state)
 	m = (struct xfer_msg){ .type = XFER_T_CHUNK };
 	m.u.chunk = (struct xfer_chunk){ .seq = 2, .offset = 8192, .len = 5, .slot = 0 };
 	xfer_msg_describe(&m, out, sizeof(out));
-	assert_string_equal(out, "CHUNK seq=2 slot=0 offset=8192 len=5 "
+	assert_string_equal(out, "CHUNK seq=2 slot=0 offset=8192 len=5 addr=0x0 rkey=0x0 "
 				 "xxh3-128=00000000000000000000000000000000");
 	m = (struct xfer_msg){ .type = XFER_T_DONE };
 	m.u.done.size = 1;
