@@ -88,11 +88,10 @@ struct client {
 	uint16_t rd_depth;  /* get: the server's answer */
 	bool accepted;	    /* the server's ACCEPT arrived */
 	bool peer_zerocopy; /* get: the server's CHUNKs point into its page cache */
-	/* get: where each announced chunk is for our READ, by slot (CHUNK). */
-	struct {
-		uint64_t addr;
-		uint32_t rkey;
-	} chunk_at[XFER_MAX_DEPTH];
+	bool peer_inplace;  /* put: our WRITEs land in the server's page cache */
+	/* Where the NIC takes (get: the CHUNK) or puts (put: the ACCEPT, then
+	 * the slot's last CREDIT) the chunk in this slot, on the server. */
+	struct rc_remote_buf chunk_at[XFER_MAX_DEPTH];
 	char qname[400];  /* the remote name, quoted */
 	char qlocal[400]; /* the local name, quoted */
 	struct xfer_progress prog;
@@ -197,24 +196,11 @@ static int open_destination(struct client *cl, char *err, size_t errlen)
 /* Connection setup                                                    */
 /* ------------------------------------------------------------------ */
 
-/* A size as an option value: "1M", "512K", "5000". */
-static void opt_size(char *out, size_t outlen, uint64_t v)
-{
-	if (v && !(v % (1u << 30)))
-		snprintf(out, outlen, "%" PRIu64 "G", v >> 30);
-	else if (v && !(v % (1u << 20)))
-		snprintf(out, outlen, "%" PRIu64 "M", v >> 20);
-	else if (v && !(v % 1024))
-		snprintf(out, outlen, "%" PRIu64 "K", v >> 10);
-	else
-		snprintf(out, outlen, "%" PRIu64, v);
-}
-
 /* The ring could not be registered: usually the locked-memory limit. */
 static int ring_failed(struct client *cl, int ret)
 {
-	uint64_t chunk = cl->opt.chunk, budget, c2;
-	char ring[32], c[32], lim[32], small[32], hint[160];
+	uint64_t chunk = cl->opt.chunk;
+	char ring[32], c[32], lim[32], hint[160];
 	struct rlimit rl;
 
 	if ((ret != -ENOMEM && ret != -EPERM) || getrlimit(RLIMIT_MEMLOCK, &rl))
@@ -227,22 +213,7 @@ static int ring_failed(struct client *cl, int ret)
 			       "is unlimited, so the machine is short of lockable memory: try a "
 			       "smaller -c or -t",
 			       ring, c, cl->opt.depth, strerror(-ret));
-	/* Leave room for our control buffers and the driver's queues. */
-	budget = rl.rlim_cur > (2u << 20) ? rl.rlim_cur - (1u << 20) : rl.rlim_cur / 2;
-	if (budget >= 2 * chunk) {
-		opt_size(small, sizeof(small), chunk);
-		snprintf(hint, sizeof(hint), "-c %s -t %" PRIu64, small,
-			 budget / chunk < cl->opt.depth ? budget / chunk : cl->opt.depth - 1u);
-	} else {
-		/* The largest power of two that fits 4 times. */
-		for (c2 = 1u << 30; c2 > XFER_MIN_CHUNK && c2 * 4 > budget; c2 /= 2)
-			;
-		opt_size(small, sizeof(small), c2);
-		if (c2 * 4 <= budget)
-			snprintf(hint, sizeof(hint), "-c %s -t 4", small);
-		else
-			snprintf(hint, sizeof(hint), "%s", "nothing useful fits: raise the limit");
-	}
+	xfer_ring_hint(hint, sizeof(hint), cl->opt.chunk, cl->opt.depth, rl.rlim_cur);
 	xfer_fmt_size(lim, sizeof(lim), rl.rlim_cur);
 	return rc_fail(
 		&cl->conn.log, -ret,
@@ -250,15 +221,6 @@ static int ring_failed(struct client *cl, int ret)
 		"locked memory, limited to %s for this process (`ulimit -l`): raise the "
 		"limit, or use a ring that fits, e.g. %s",
 		ring, c, cl->opt.depth, strerror(-ret), lim, hint);
-}
-
-/* get: what the server's ACCEPT said of its source path. */
-static const char *get_source(const struct client *cl)
-{
-	if (cl->peer_zerocopy)
-		return "the server's page cache -> NIC (zero-copy)";
-	return cl->opt.copy ? "the server's pread -> ring (copy: --copy)"
-			    : "the server's pread -> ring (copy: its -v trace says why)";
 }
 
 /*
@@ -279,6 +241,24 @@ static void choose_source(struct client *cl)
 		printf("source: %s\n", path);
 	else
 		rc_trace(&cl->conn.log, "source: %s", path);
+}
+
+/*
+ * get: the NIC writes our file's page cache itself where that is safe
+ * (tmpfs), else the ring and pwrite (copy). One line says which. The
+ * ring is registered already (the size comes only with the ACCEPT).
+ */
+static void choose_destination(struct client *cl)
+{
+	char path[300];
+
+	xfer_sink_choose(&cl->sink, cl->conn.dev.pd, cl->opt.copy, 0, cl->size, cl->opt.chunk,
+			 cl->opt.depth, 0, &cl->conn.log);
+	xfer_sink_path(&cl->sink, path, sizeof(path));
+	if (!cl->opt.quiet && !cl->opt.json)
+		printf("destination: %s\n", path);
+	else
+		rc_trace(&cl->conn.log, "destination: %s", path);
 }
 
 /* Returns 0, or a negative errno; *usage set when -c does not fit. */
@@ -452,6 +432,7 @@ static int request(struct client *cl)
 	struct xfer_request *r = &m.u.request;
 	struct xfer_accept *a = &m.u.accept;
 	uint64_t ring_len = (uint64_t)cl->opt.chunk * cl->opt.depth;
+	unsigned i;
 	int ret;
 
 	ret = take_challenge(cl);
@@ -459,8 +440,8 @@ static int request(struct client *cl)
 		return ret;
 	r->size = cl->opt.op == XFER_PUT ? cl->size : 0;
 	r->flags = cl->opt.op == XFER_PUT && cl->opt.force ? XFER_REQ_F_FORCE : 0;
-	if (cl->opt.op == XFER_GET && cl->opt.copy)
-		r->flags |= XFER_REQ_F_COPY; /* the server's source path too */
+	if (cl->opt.copy)
+		r->flags |= XFER_REQ_F_COPY; /* the server's path too */
 	r->name_len = (uint16_t)strlen(cl->opt.name);
 	memcpy(r->name, cl->opt.name, r->name_len);
 	/* --secret: a MAC over the server's nonce, our HELLO and this very
@@ -476,9 +457,11 @@ static int request(struct client *cl)
 		return ret;
 	/* Never trust the peer: the ring must be exactly what we asked for,
 	 * the size what we announced (put), the READ depth what we offered. */
-	if (a->ring.len != ring_len || (cl->opt.op == XFER_PUT && a->size != cl->size) ||
-	    (cl->opt.op == XFER_PUT && (a->rd_depth || a->flags)) ||
-	    (cl->opt.op == XFER_GET && (a->rd_depth < 1 || a->rd_depth > cl->initiator_depth)))
+	if ((a->ring.len != ring_len && !(a->flags & XFER_ACC_F_INPLACE)) ||
+	    (cl->opt.op == XFER_PUT && a->size != cl->size) ||
+	    (cl->opt.op == XFER_PUT && (a->rd_depth || (a->flags & ~XFER_ACC_F_INPLACE))) ||
+	    (cl->opt.op == XFER_GET && (a->rd_depth < 1 || a->rd_depth > cl->initiator_depth ||
+					(a->flags & ~XFER_ACC_F_ZEROCOPY))))
 		return rc_fail(&cl->conn.log, EPROTO,
 			       "protocol error: ACCEPT with ring of %u bytes (asked %" PRIu64
 			       "), size %" PRIu64 ", rd_depth %u",
@@ -488,10 +471,21 @@ static int request(struct client *cl)
 	cl->size = a->size;
 	cl->nchunks = xfer_nchunks(cl->size, cl->opt.chunk);
 	cl->peer_zerocopy = a->flags & XFER_ACC_F_ZEROCOPY;
+	cl->peer_inplace = a->flags & XFER_ACC_F_INPLACE;
 	cl->accepted = true;
-	/* get: the server's source path, as put prints ours. */
+	/* put: chunk k < depth goes to k x chunk in the ring (or the file's
+	 * first window, in place); each CREDIT then says where the next. */
+	for (i = 0; cl->opt.op == XFER_PUT && i < cl->opt.depth; i++)
+		cl->chunk_at[i] =
+			(struct rc_remote_buf){ .addr = a->ring.addr + (uint64_t)i * cl->opt.chunk,
+						.rkey = a->ring.rkey };
+	if (cl->opt.op == XFER_PUT && !cl->opt.quiet && !cl->opt.json)
+		printf("destination: %s\n", xfer_peer_destination(cl->peer_inplace, cl->opt.copy));
+	/* get: the server's source path, as put prints ours; our own end. */
 	if (cl->opt.op == XFER_GET && !cl->opt.quiet && !cl->opt.json)
-		printf("source: %s\n", get_source(cl));
+		printf("source: %s\n", xfer_peer_source(cl->peer_zerocopy, cl->opt.copy));
+	if (cl->opt.op == XFER_GET)
+		choose_destination(cl);
 	return 0;
 }
 
@@ -504,19 +498,18 @@ static int request(struct client *cl)
  * server which chunk just landed. */
 static int post_chunk_write(struct client *cl, uint64_t seq)
 {
-	uint32_t chunk = cl->opt.chunk, len = xfer_chunk_len(cl->size, chunk, seq);
+	uint32_t len = xfer_chunk_len(cl->size, cl->opt.chunk, seq);
 	uint16_t slot = (uint16_t)(seq % cl->opt.depth);
-	uint64_t off = (uint64_t)slot * chunk;
 	struct rc_buf *src;
 	size_t src_off;
 
-	if (!rc_remote_range_ok(&cl->peer_ring, off, len))
-		return rc_fail(&cl->conn.log, EPROTO, "slot %u is outside the server's ring", slot);
 	xfer_src_where(&cl->src, seq, cl->ring, &src, &src_off);
-	/* Signalled: the completion says our source may be reused. */
+	/* Where the server said (ACCEPT, then the slot's last CREDIT): a
+	 * wrong address fails the WRITE or the server's own digest check.
+	 * Signalled: the completion says our source may be reused. */
 	return rc_post_rdma(&cl->conn, IBV_WR_RDMA_WRITE_WITH_IMM, src, src_off, len,
-			    cl->peer_ring.addr + off, cl->peer_ring.rkey, xfer_imm_pack(seq, slot),
-			    slot, true);
+			    cl->chunk_at[slot].addr, cl->chunk_at[slot].rkey,
+			    xfer_imm_pack(seq, slot), slot, true);
 }
 
 /*
@@ -659,6 +652,9 @@ static int put_loop(struct client *cl)
 					       sizeof(why));
 			if (ret)
 				return give_up(cl, -ret, "%s", why);
+			/* Where chunk seq + depth goes, in this slot. */
+			cl->chunk_at[m.u.credit.slot].addr = m.u.credit.addr;
+			cl->chunk_at[m.u.credit.slot].rkey = m.u.credit.rkey;
 			credited++;
 		} else if (m.type == XFER_T_COMMITTED && done_sent && credited == n) {
 			ret = check_committed(cl, &m.u.done);
@@ -694,11 +690,15 @@ static int put_file(struct client *cl)
  * a wrong address fails the READ or the chunk's digest, nothing else. */
 static int post_chunk_read(struct client *cl, uint64_t seq)
 {
-	uint32_t chunk = cl->opt.chunk, len = xfer_chunk_len(cl->size, chunk, seq);
+	uint32_t len = xfer_chunk_len(cl->size, cl->opt.chunk, seq);
 	uint16_t slot = (uint16_t)(seq % cl->opt.depth);
+	struct rc_buf *b;
+	size_t off;
 
-	return rc_post_rdma(&cl->conn, IBV_WR_RDMA_READ, cl->ring, (size_t)slot * chunk, len,
-			    cl->chunk_at[slot].addr, cl->chunk_at[slot].rkey, 0, slot, true);
+	/* Into our slot, or in place: into the file's window. */
+	xfer_sink_where(&cl->sink, seq, cl->ring, &b, &off);
+	return rc_post_rdma(&cl->conn, IBV_WR_RDMA_READ, b, off, len, cl->chunk_at[slot].addr,
+			    cl->chunk_at[slot].rkey, 0, slot, true);
 }
 
 /* The chunk is in the file and matched the CHUNK's digest: give its slot
@@ -861,9 +861,11 @@ static void report(const struct client *cl, int code, const char *error)
 				 .digest = cl->digest,
 				 /* the source path, once setup chose it */
 				 .src = cl->opt.op == XFER_PUT && cl->src.chosen ? &cl->src : NULL,
-				 .get_src = cl->opt.op == XFER_GET && cl->accepted ? get_source(cl)
+				 .accepted = cl->accepted,
+				 .peer_zerocopy = cl->peer_zerocopy,
+				 .peer_inplace = cl->peer_inplace,
+				 .sink = cl->opt.op == XFER_GET && cl->sink.chosen ? &cl->sink
 										   : NULL,
-				 .get_zerocopy = cl->peer_zerocopy,
 				 .copied = cl->io.copied,
 				 .cpu_known = cl->cpu_counted };
 	struct xfer_cpu end = cl->cpu1;

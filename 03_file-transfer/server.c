@@ -299,9 +299,18 @@ static int send_accept(struct session *s)
 						  .rkey = s->ring->mr->rkey,
 						  .len = (uint32_t)s->ring->len };
 	m.u.accept.rd_depth = s->rd_depth;
-	/* get: the client learns which path its chunks take. */
+	/* The client learns which path its chunks take. put in place: the
+	 * file's first window instead of the ring (chunk k < depth at k x
+	 * chunk: the window begins at offset 0). */
 	if (s->hello.op == XFER_GET && s->src.zerocopy)
 		m.u.accept.flags = XFER_ACC_F_ZEROCOPY;
+	if (s->hello.op == XFER_PUT && s->sink.inplace) {
+		m.u.accept.flags = XFER_ACC_F_INPLACE;
+		m.u.accept.ring =
+			(struct rc_remote_buf){ .addr = (uintptr_t)s->sink.win[0].buf.addr,
+						.rkey = s->sink.win[0].buf.mr->rkey,
+						.len = (uint32_t)s->sink.win[0].buf.len };
+	}
 	return xfer_ctl_send(&s->ctl, &m);
 }
 
@@ -318,6 +327,12 @@ static int start_put(struct session *s, const struct xfer_request *r)
 	if (ret)
 		return refuse(s, -ret, "%s", why);
 	rc_trace(&s->c->log, "created temporary file for %s: %s", s->sink.name, s->sink.how);
+	/* On tmpfs the client's WRITEs land in the file's page cache (its
+	 * windows, REMOTE_WRITE); else in our ring, and we pwrite. */
+	xfer_sink_choose(&s->sink, s->c->dev.pd, s->srv->opt.copy || (r->flags & XFER_REQ_F_COPY),
+			 IBV_ACCESS_REMOTE_WRITE, s->size, s->hello.chunk, s->hello.depth, 0,
+			 &s->c->log);
+	rc_trace(&s->c->log, "destination: %s", xfer_sink_path(&s->sink, why, sizeof(why)));
 	return send_accept(s);
 }
 
@@ -421,11 +436,20 @@ static int on_chunk_arrived(struct session *s, uint64_t seq, const struct ibv_wc
 static int send_credit(struct session *s, uint64_t seq)
 {
 	struct xfer_msg m = { .type = XFER_T_CREDIT };
+	struct rc_buf *b;
+	size_t off;
 
 	m.u.credit.seq = seq;
 	m.u.credit.slot = (uint16_t)(seq % s->hello.depth);
 	if (xfer_hpool_digest(&s->disk.pool, seq, m.u.credit.hash))
 		return refuse(s, EINVAL, "internal error: no digest of chunk %" PRIu64, seq);
+	/* Where chunk seq + depth goes: the same slot, or in place its spot
+	 * in the file's window (registered by now: xfer_sink_place). */
+	if (seq + s->hello.depth < s->nchunks) {
+		xfer_sink_where(&s->sink, seq + s->hello.depth, s->ring, &b, &off);
+		m.u.credit.addr = (uintptr_t)b->addr + off;
+		m.u.credit.rkey = b->mr->rkey;
+	}
 	return xfer_ctl_send(&s->ctl, &m);
 }
 

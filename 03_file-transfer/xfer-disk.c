@@ -260,6 +260,17 @@ int xfer_io_write(void *arg, uint64_t seq, char *err, size_t errlen)
 	char why[RC_ERR_LEN];
 	int ret;
 
+	if (io->sink->inplace) {
+		/* The NIC wrote the chunk into the file's page cache. */
+		ret = xfer_sink_place(io->sink, seq, why, sizeof(why));
+		if (ret) {
+			snprintf(err, errlen, "%s: %s; removed the partial file", io->who, why);
+			return ret;
+		}
+		rc_trace(io->log, "chunk %" PRIu64 ": %u bytes at offset %" PRIu64 " are in place",
+			 seq, len, seq * io->chunk);
+		return 0;
+	}
 	ret = xfer_sink_write(io->sink, data, len, seq * io->chunk, why, sizeof(why));
 	if (ret) {
 		snprintf(err, errlen, "%s: %s; removed the partial file", io->who, why);
@@ -291,9 +302,15 @@ int xfer_io_hash_sink(void *arg, uint64_t seq, uint8_t out[XFER_HASH_LEN], char 
 	uint32_t len = xfer_chunk_len(io->size, io->chunk, seq);
 	const uint8_t *data = io->ring + (size_t)(seq % io->depth) * io->chunk;
 
-	(void)err;
-	(void)errlen;
-	/* The slot still holds what was written: its credit waits for us. */
-	xfer_chunk_digest(data, len, out);
+	/* The slot (or the file's window, in place) still holds what was
+	 * written: its credit waits for us. A mapping faults (SIGBUS) if
+	 * someone truncates the temporary file under us. */
+	if (io->sink->inplace && xfer_digest_mapped(xfer_sink_mapped(io->sink, seq), len, out)) {
+		snprintf(err, errlen, "%s: the file being received shrank under its mapping",
+			 io->who);
+		return -EIO;
+	}
+	if (!io->sink->inplace)
+		xfer_chunk_digest(data, len, out);
 	return 0;
 }

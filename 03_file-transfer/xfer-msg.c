@@ -153,6 +153,8 @@ size_t xfer_msg_pack(void *buf, uint32_t seq, const struct xfer_msg *m)
 		rc_put64(b, m->u.credit.seq);
 		rc_put16(b + 8, m->u.credit.slot);
 		memcpy(b + 16, m->u.credit.hash, XFER_HASH_LEN);
+		rc_put64(b + 32, m->u.credit.addr);
+		rc_put32(b + 40, m->u.credit.rkey);
 		break;
 	case XFER_T_DONE:
 	case XFER_T_COMMITTED:
@@ -243,7 +245,7 @@ int xfer_msg_unpack(const void *buf, size_t byte_len, uint32_t want_seq, struct 
 		if (m->u.accept.size > XFER_MAX_SIZE)
 			return rc_bad_msg(err, errlen, "ACCEPT size %" PRIu64 " is too large",
 					  m->u.accept.size);
-		if (m->u.accept.flags & ~XFER_ACC_F_ZEROCOPY)
+		if (m->u.accept.flags & ~(XFER_ACC_F_ZEROCOPY | XFER_ACC_F_INPLACE))
 			return rc_bad_msg(err, errlen, "ACCEPT has unknown flags 0x%x",
 					  m->u.accept.flags);
 		if (!all_zero(b + 28, 4))
@@ -283,9 +285,11 @@ int xfer_msg_unpack(const void *buf, size_t byte_len, uint32_t want_seq, struct 
 	case XFER_T_CREDIT:
 		m->u.credit.seq = rc_get64(b);
 		m->u.credit.slot = rc_get16(b + 8);
-		if (!all_zero(b + 10, 6))
+		if (!all_zero(b + 10, 6) || !all_zero(b + 44, 4))
 			return rc_bad_msg(err, errlen, "%s", "CREDIT padding is not zero");
 		memcpy(m->u.credit.hash, b + 16, XFER_HASH_LEN);
+		m->u.credit.addr = rc_get64(b + 32);
+		m->u.credit.rkey = rc_get32(b + 40);
 		break;
 	case XFER_T_DONE:
 	case XFER_T_COMMITTED:
@@ -353,6 +357,10 @@ void xfer_msg_describe(const struct xfer_msg *m, char *out, size_t outlen)
 		xfer_hash_hex(m->u.credit.hash, hex);
 		snprintf(out, outlen, "%s seq=%" PRIu64 " slot=%u " XFER_HASH_NAME "=%s", t,
 			 m->u.credit.seq, m->u.credit.slot, hex);
+		if (m->u.credit.addr || m->u.credit.rkey)
+			snprintf(out + strlen(out), outlen - strlen(out),
+				 " next addr=0x%" PRIx64 " rkey=0x%x", m->u.credit.addr,
+				 m->u.credit.rkey);
 		break;
 	case XFER_T_DONE:
 	case XFER_T_COMMITTED:

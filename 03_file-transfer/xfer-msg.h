@@ -13,9 +13,11 @@
  *   client -> server SEND: REQUEST { size, flags, name, proof }
  *        (proof: with --secret, a MAC over the nonce, HELLO and REQUEST)
  *   server -> client SEND: ACCEPT { size, ring, rd_depth, flags } or ERROR { code, text }
- *   put: client RDMA_WRITE_WITH_IMM chunk k into server ring slot k % depth,
+ *   put: client RDMA_WRITE_WITH_IMM chunk k into server ring slot k % depth
+ *        (in place: at k x chunk in the ACCEPT's window, for k < depth),
  *        imm = (k mod 2^24) << 8 | slot; server -> client
- *        CREDIT { k, slot, digest }
+ *        CREDIT { k, slot, digest, addr, rkey }: chunk k + depth goes to
+ *        addr/rkey
  *   get: server -> client CHUNK { k, slot, offset, len, digest, addr, rkey };
  *        the client RDMA_READs len bytes at addr/rkey (the server's ring
  *        slot, or on its zero-copy path the file's page cache in a
@@ -53,8 +55,8 @@ enum xfer_type {
 /* 03's protocol version, in the HELLO and the CHALLENGE. Version 1 had no
  * CHALLENGE and a reserved zero byte where the HELLO now has the version;
  * version 2 had one XXH3-128 stream over the file and no chunk digests;
- * version 3 had no addr/rkey in a CHUNK (the client READ the ring slot)
- * and no flags in the ACCEPT. */
+ * version 3 had no addr/rkey in a CHUNK or a CREDIT (each side used the
+ * ring's slots) and no flags in the ACCEPT. */
 #define XFER_PROTO_VERSION 4
 
 enum xfer_op { XFER_PUT = 1, XFER_GET = 2 };
@@ -73,6 +75,7 @@ enum xfer_op { XFER_PUT = 1, XFER_GET = 2 };
 #define XFER_REQ_F_PROOF    0x2u /* the proof field is set (--secret) */
 #define XFER_REQ_F_COPY	    0x4u /* get: the server must use its copy path (--copy) */
 #define XFER_ACC_F_ZEROCOPY 0x1u /* get: the CHUNKs point into the file's page cache */
+#define XFER_ACC_F_INPLACE  0x2u /* put: the ring is a window of the file (tmpfs) */
 #define XFER_NONCE_LEN	    32
 #define XFER_PROOF_LEN	    32	 /* HMAC-SHA512-256 (auth.h) */
 #define XFER_CH_F_SECRET    0x1u /* CHALLENGE: this server needs a proof */
@@ -85,7 +88,7 @@ enum xfer_op { XFER_PUT = 1, XFER_GET = 2 };
 #define XFER_ERROR_BODY	    248 /* 4 code, 2 text_len, 2 zero, 240 text */
 #define XFER_CHUNK_BODY \
 	56 /* 8 seq, 8 offset, 4 len, 2 slot, 2 zero, 16 digest, 8 addr, 4 rkey, 4 zero */
-#define XFER_CREDIT_BODY 32 /* 8 seq, 2 slot, 6 zero, 16 digest */
+#define XFER_CREDIT_BODY 48 /* 8 seq, 2 slot, 6 zero, 16 digest, 8 addr, 4 rkey, 4 zero */
 #define XFER_DONE_BODY	 24 /* 8 size, 16 top digest (DONE and COMMITTED) */
 #define XFER_HELLO_LEN	 (sizeof(struct rc_hdr) + XFER_HELLO_BODY)
 /* The largest message: every receive buffer has exactly this size. */
@@ -138,6 +141,10 @@ struct xfer_credit {
 	uint64_t seq;
 	uint16_t slot;
 	uint8_t hash[XFER_HASH_LEN]; /* the receiver's XXH3-128 of the chunk */
+	/* put: where the client WRITEs chunk seq + depth (the slot again, or
+	 * in place its spot in the file's window); get: zero. */
+	uint64_t addr;
+	uint32_t rkey;
 };
 
 struct xfer_done {

@@ -89,9 +89,10 @@ static const char client_usage[] =
 	"  -f, --force           overwrite an existing destination\n"
 	"      --hash-threads N  threads computing the chunks' XXH3-128 (default 2,\n"
 	"                        1 to 16)\n"
-	"      --copy            the sender preads the file into a ring (put: we; get:\n"
-	"                        the server), even where the NIC could read the page\n"
-	"                        cache itself (zero-copy)\n"
+	"      --copy            through rings on both sides: the sender preads into\n"
+	"                        one, the receiver pwrites from one, even where the NIC\n"
+	"                        could read or write the page cache itself (zero-copy,\n"
+	"                        in place)\n"
 	"      --progress        show bytes, rate and ETA on stderr (default: if it is a TTY)\n"
 	"      --no-progress     never show progress\n"
 	"  -q, --quiet           print nothing but errors\n"
@@ -123,9 +124,9 @@ static const char server_usage[] =
 	"                        not encrypted\n"
 	"      --hash-threads N  threads computing the chunks' XXH3-128, per transfer\n"
 	"                        (default 2, 1 to 16)\n"
-	"      --copy            get: pread each file into the ring the client READs,\n"
-	"                        even where the NIC could read the page cache itself\n"
-	"                        (zero-copy)\n"
+	"      --copy            always through our ring: a get's file is pread into it,\n"
+	"                        a put's pwritten from it, even where the NIC could use\n"
+	"                        the page cache itself (zero-copy, in place on tmpfs)\n"
 	"      --read-only       serve get only: refuse every put\n"
 	"      --write-only      serve put only: refuse every get\n" RC_USAGE_SERVER_WAIT(
 		XFER_MAX_CLIENTS, RC_USAGE_LOSSY);
@@ -381,4 +382,40 @@ int xfer_check_limits(const struct xfer_hello *h, const struct xfer_limits *lim,
 		return -ERANGE;
 	}
 	return 0;
+}
+
+/* A size as an option value: "1M", "512K", "5000". */
+static void opt_size(char *out, size_t outlen, uint64_t v)
+{
+	if (v && !(v % (1u << 30)))
+		snprintf(out, outlen, "%" PRIu64 "G", v >> 30);
+	else if (v && !(v % (1u << 20)))
+		snprintf(out, outlen, "%" PRIu64 "M", v >> 20);
+	else if (v && !(v % 1024))
+		snprintf(out, outlen, "%" PRIu64 "K", v >> 10);
+	else
+		snprintf(out, outlen, "%" PRIu64, v);
+}
+
+void xfer_ring_hint(char *hint, size_t len, uint32_t chunk, uint16_t depth, uint64_t limit)
+{
+	uint64_t budget, c2;
+	char small[32];
+
+	/* Leave room for our control buffers and the driver's queues. */
+	budget = limit > (2u << 20) ? limit - (1u << 20) : limit / 2;
+	if (budget >= 2ull * chunk) {
+		opt_size(small, sizeof(small), chunk);
+		snprintf(hint, len, "-c %s -t %" PRIu64, small,
+			 budget / chunk < depth ? budget / chunk : depth - 1u);
+		return;
+	}
+	/* The largest power of two that fits 4 times. */
+	for (c2 = 1u << 30; c2 > XFER_MIN_CHUNK && c2 * 4 > budget; c2 /= 2)
+		;
+	opt_size(small, sizeof(small), c2);
+	if (c2 * 4 <= budget)
+		snprintf(hint, len, "-c %s -t 4", small);
+	else
+		snprintf(hint, len, "%s", "nothing useful fits: raise the limit");
 }

@@ -44,7 +44,7 @@ struct xfer_client_opts {
 	uint16_t depth;
 	unsigned hash_threads; /* --hash-threads: chunk digests at once */
 	bool force;
-	bool copy;    /* --copy: the source is pread into the ring, never zero-copy */
+	bool copy;    /* --copy: rings on both sides, never zero-copy or in place */
 	int progress; /* -1: if stderr is a TTY; 0 off; 1 on */
 	bool quiet;
 	bool json; /* --json: one JSON object on stdout instead of the line */
@@ -64,7 +64,7 @@ struct xfer_server_opts {
 	const char *secret_file; /* --secret FILE: requests need a proof */
 	bool read_only;		 /* --read-only: get only */
 	bool write_only;	 /* --write-only: put only */
-	bool copy;		 /* --copy: a get's source is pread into the ring */
+	bool copy;		 /* --copy: always our ring (get: pread; put: pwrite) */
 };
 
 int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *err, size_t errlen);
@@ -79,6 +79,11 @@ int xfer_parse_server(int argc, char **argv, struct xfer_server_opts *o, char *e
  * XFER_REJECT_MAX bytes). */
 int xfer_check_limits(const struct xfer_hello *h, const struct xfer_limits *lim,
 		      uint32_t max_msg_sz, char *err, size_t errlen);
+
+/* A ring that fits the locked-memory limit `limit` (bytes), as options
+ * for the message of a ring that did not: "-c 1M -t 6", or "nothing
+ * useful fits: raise the limit". */
+void xfer_ring_hint(char *hint, size_t len, uint32_t chunk, uint16_t depth, uint64_t limit);
 
 /* "16 MiB", "4 KiB", "3 B": sizes for messages. */
 void xfer_fmt_size(char *out, size_t outlen, uint64_t bytes);

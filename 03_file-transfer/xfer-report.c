@@ -41,7 +41,8 @@ void xfer_print_result(const struct xfer_client_opts *o, const struct xfer_resul
 	/* -v: how much of the file went through the CPU on our side. */
 	if (o->rc.verbose)
 		printf("copied by the CPU: %" PRIu64 " file bytes (%s)\n", r->copied,
-		       o->op == XFER_GET	    ? "pwrite from the ring"
+		       r->sink && r->sink->inplace  ? "in place: none"
+		       : o->op == XFER_GET	    ? "pwrite from the ring"
 		       : r->src && r->src->zerocopy ? "zero-copy: none"
 						    : "pread into the ring");
 	/* -v: what the transfer cost in CPU time, every thread of ours
@@ -52,6 +53,12 @@ void xfer_print_result(const struct xfer_client_opts *o, const struct xfer_resul
 		       "transfer)\n",
 		       cpu);
 	}
+}
+
+/* Why the server's end took its copy path, as far as we know. */
+static const char *peer_reason(const struct xfer_client_opts *o)
+{
+	return o->copy ? "--copy" : "the server's choice (its -v trace says why)";
 }
 
 void xfer_print_json(const struct xfer_client_opts *o, const struct xfer_result *r, int code,
@@ -93,15 +100,26 @@ void xfer_print_json(const struct xfer_client_opts *o, const struct xfer_result 
 		if (r->src) {
 			rc_json_str(&j, "source", r->src->zerocopy ? "zero-copy" : "copy");
 			rc_json_str(&j, "copy_reason", r->src->zerocopy ? NULL : r->src->why);
-		} else if (r->get_src) {
-			rc_json_str(&j, "source", r->get_zerocopy ? "zero-copy" : "copy");
-			rc_json_str(&j, "copy_reason",
-				    r->get_zerocopy ? NULL
-				    : o->copy	    ? "--copy"
-					      : "the server's choice (its -v trace says why)");
+		} else if (r->accepted && o->op == XFER_GET) {
+			rc_json_str(&j, "source", r->peer_zerocopy ? "zero-copy" : "copy");
+			rc_json_str(&j, "copy_reason", r->peer_zerocopy ? NULL : peer_reason(o));
 		} else {
 			rc_json_null(&j, "source");
 			rc_json_null(&j, "copy_reason");
+		}
+		/* Where the data landed, and why not in place. get: our end;
+		 * put: the server's, from its ACCEPT. */
+		if (r->sink) {
+			rc_json_str(&j, "destination", r->sink->inplace ? "in-place" : "copy");
+			rc_json_str(&j, "destination_reason",
+				    r->sink->inplace ? r->sink->kind : r->sink->why);
+		} else if (r->accepted && o->op == XFER_PUT) {
+			rc_json_str(&j, "destination", r->peer_inplace ? "in-place" : "copy");
+			rc_json_str(&j, "destination_reason",
+				    r->peer_inplace ? "the server's tmpfs" : peer_reason(o));
+		} else {
+			rc_json_null(&j, "destination");
+			rc_json_null(&j, "destination_reason");
 		}
 		/* File bytes our CPU copied between the file and the ring. */
 		rc_json_u64(&j, "cpu_copied_bytes", r->copied);
@@ -121,4 +139,20 @@ void xfer_print_json(const struct xfer_client_opts *o, const struct xfer_result 
 			rc_json_null(&j, "cpu_s_per_gib");
 	}
 	rc_json_end_run(&j, error, code, "rdma-client");
+}
+
+const char *xfer_peer_source(bool zerocopy, bool copy)
+{
+	if (zerocopy)
+		return "the server's page cache -> NIC (zero-copy)";
+	return copy ? "the server's pread -> ring (copy: --copy)"
+		    : "the server's pread -> ring (copy: its -v trace says why)";
+}
+
+const char *xfer_peer_destination(bool inplace, bool copy)
+{
+	if (inplace)
+		return "the server's NIC -> page cache (in place: tmpfs)";
+	return copy ? "the server's ring -> pwrite (copy: --copy)"
+		    : "the server's ring -> pwrite (copy: its -v trace says why)";
 }

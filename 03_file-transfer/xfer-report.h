@@ -14,22 +14,31 @@
 #include "xfer-hash.h"
 #include "xfer-msg.h"
 #include "xfer-opts.h"
+#include "xfer-sink.h"
 #include "xfer-src.h"
 
 /* What the client knows at the end, on success or failure. */
 struct xfer_result {
-	uint64_t size;		    /* the file's (put: ours; get: from ACCEPT) */
-	uint64_t t0_ns, t1_ns;	    /* REQUEST sent, file committed */
-	const uint8_t *digest;	    /* the top digest (XFER_HASH_LEN bytes) */
-	const struct xfer_src *src; /* put: the source path chosen; else NULL */
-	const char *get_src;	    /* get: the server's path, once ACCEPTed; else NULL */
-	bool get_zerocopy;	    /* get: that path is zero-copy */
-	uint64_t copied;	    /* file bytes our CPU copied (xfer_io) */
+	uint64_t size;		      /* the file's (put: ours; get: from ACCEPT) */
+	uint64_t t0_ns, t1_ns;	      /* REQUEST sent, file committed */
+	const uint8_t *digest;	      /* the top digest (XFER_HASH_LEN bytes) */
+	const struct xfer_src *src;   /* put: the source path chosen; else NULL */
+	bool accepted;		      /* the server's ACCEPT arrived, with its flags: */
+	bool peer_zerocopy;	      /* get: the server's source is zero-copy */
+	bool peer_inplace;	      /* put: the server receives in place */
+	const struct xfer_sink *sink; /* get: our end, once chosen; else NULL */
+	uint64_t copied;	      /* file bytes our CPU copied (xfer_io) */
 	/* CPU time of the whole process (all threads) from setup to the end of
 	 * the transfer (RUSAGE_SELF at both); cpu_known: setup began. */
 	struct xfer_cpu cpu;
 	bool cpu_known;
 };
+
+/* The server's end, as its ACCEPT's flags tell it (the reason of a copy
+ * path is in the server's -v trace, unless our --copy asked for it): a
+ * get's source, a put's destination. */
+const char *xfer_peer_source(bool zerocopy, bool copy);
+const char *xfer_peer_destination(bool inplace, bool copy);
 
 /* "user 0.120 s, sys 0.340 s, 1.840 s per GiB" (per GiB of `bytes`; none
  * for 0 bytes). The client's -v and the server's -v trace say whose. */

@@ -11,8 +11,11 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/magic.h> /* TMPFS_MAGIC */
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "rdma-common.h" /* rc_now_ns */
@@ -68,7 +71,7 @@ static int open_unnamed(struct xfer_sink *s)
 	struct stat st;
 	int ret;
 
-	s->fd = openat(s->dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+	s->fd = openat(s->dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
 	if (s->fd < 0) {
 		ret = errno;
 		/* EOPNOTSUPP: the file system lacks it (9p, NFS, overlayfs
@@ -103,8 +106,8 @@ static int open_named(struct xfer_sink *s)
 		pick_tmp_name(s);
 		/* O_EXCL: a new file, never someone else's; O_NOFOLLOW: never
 		 * through a symlink planted under this name. */
-		s->fd = openat(s->dirfd, s->tmp,
-			       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		s->fd = openat(s->dirfd, s->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			       0666);
 		if (s->fd >= 0 || errno != EEXIST)
 			break;
 	}
@@ -188,32 +191,19 @@ static int writeback(struct xfer_sink *s, uint64_t off, uint64_t len, unsigned f
 	return errno;
 }
 
-int xfer_sink_write(struct xfer_sink *s, const void *buf, size_t len, uint64_t off, char *err,
-		    size_t errlen)
+/*
+ * Start writeback of [off, off + len) now, and wait for the part
+ * WRITEBACK_LAG behind. An error here must be reported here: the kernel
+ * hands a writeback error to the first caller that waits (this one), and
+ * the fsync at the end would not see it again.
+ */
+static int bound_dirty(struct xfer_sink *s, uint64_t off, uint64_t len, char *err, size_t errlen)
 {
-	const uint8_t *p = buf;
 	uint64_t end = off + len, upto;
-	size_t done = 0;
-	ssize_t n;
 	int ret;
 
-	while (done < len) {
-		n = pwrite(s->fd, p + done, len - done, (off_t)(off + done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return write_error(s, n < 0 ? errno : ENOSPC, "writing", off + done, err,
-					   errlen);
-		done += (size_t)n;
-	}
 	if (end > s->written_end)
 		s->written_end = end;
-	/*
-	 * Start writeback of this chunk now, and wait for the part
-	 * WRITEBACK_LAG behind. An error here must be reported here: the
-	 * kernel hands a writeback error to the first caller that waits
-	 * (this one), and the fsync at the end would not see it again.
-	 */
 	ret = writeback(s, off, len, SYNC_FILE_RANGE_WRITE);
 	if (!ret && end > s->flushed + 2 * WRITEBACK_LAG) {
 		upto = end - WRITEBACK_LAG;
@@ -227,11 +217,39 @@ int xfer_sink_write(struct xfer_sink *s, const void *buf, size_t len, uint64_t o
 	return 0;
 }
 
+int xfer_sink_write(struct xfer_sink *s, const void *buf, size_t len, uint64_t off, char *err,
+		    size_t errlen)
+{
+	const uint8_t *p = buf;
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = pwrite(s->fd, p + done, len - done, (off_t)(off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return write_error(s, n < 0 ? errno : ENOSPC, "writing", off + done, err,
+					   errlen);
+		done += (size_t)n;
+	}
+	return bound_dirty(s, off, len, err, errlen);
+}
+
+static void unplace(struct xfer_sink *s)
+{
+	xfer_win_release(&s->win[0]);
+	xfer_win_release(&s->win[1]);
+}
+
 int xfer_sink_sync(struct xfer_sink *s, uint64_t size, char *err, size_t errlen)
 {
 	struct stat st;
 	int ret;
 
+	/* In place: the NIC is done with the windows; the dirty pages stay
+	 * in the page cache for the fsync below. */
+	unplace(s);
 	/* The data must be on disk before the name points at it: otherwise a
 	 * crash after the rename could leave NAME with missing blocks. */
 	if (fsync(s->fd)) {
@@ -372,6 +390,7 @@ int xfer_sink_commit(struct xfer_sink *s, char *err, size_t errlen)
 
 void xfer_sink_abort(struct xfer_sink *s)
 {
+	unplace(s);
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
@@ -380,4 +399,138 @@ void xfer_sink_abort(struct xfer_sink *s)
 	if (s->have_tmp)
 		unlinkat(s->dirfd, s->tmp, 0);
 	s->have_tmp = false;
+}
+
+/* ------------------------------------------------------------------ */
+/* In place                                                            */
+/* ------------------------------------------------------------------ */
+
+/* Map and register window idx writable into its slot (idx % 2). */
+static int place_map(struct xfer_sink *s, uint64_t idx, char *err, size_t errlen)
+{
+	struct xfer_win *w = &s->win[idx % 2];
+	uint64_t off, len;
+	int ret;
+
+	xfer_win_range(s->size, s->chunk, s->win_chunks, idx, sysconf(_SC_PAGESIZE), &off, &len);
+	ret = xfer_win_map(w, idx, s->fd, PROT_READ | PROT_WRITE, s->pd, s->access, off, len, err,
+			   errlen);
+	if (!ret && s->log)
+		rc_trace(s->log,
+			 "registered window %" PRIu64 " of %s: %" PRIu64 " bytes at offset %" PRIu64
+			 ", access 0x%x (in place: %s), lkey=0x%x",
+			 idx, shown(s), w->map_len, w->map_off, s->access, s->kind,
+			 w->buf.mr->lkey);
+	return ret;
+}
+
+void xfer_sink_choose(struct xfer_sink *s, struct ibv_pd *pd, bool force_copy, int extra_access,
+		      uint64_t size, uint32_t chunk, uint16_t depth, uint64_t more,
+		      const struct rc_log *log)
+{
+	struct statfs fs;
+	int ret;
+
+	s->chosen = true;
+	s->inplace = false;
+	s->pd = pd;
+	s->size = size;
+	s->chunk = chunk;
+	s->depth = depth;
+	s->log = log;
+	s->win[0] = (struct xfer_win){ .idx = UINT64_MAX };
+	s->win[1] = (struct xfer_win){ .idx = UINT64_MAX };
+	if (force_copy) {
+		snprintf(s->why, sizeof(s->why), "%s", "--copy");
+		return;
+	}
+	if (!size) {
+		snprintf(s->why, sizeof(s->why), "%s", "an empty file has nothing to map");
+		return;
+	}
+	if (fstatfs(s->fd, &fs)) {
+		snprintf(s->why, sizeof(s->why), "fstatfs: %s", strerror(errno));
+		return;
+	}
+	if (fs.f_type != TMPFS_MAGIC) {
+		snprintf(s->why, sizeof(s->why), "%s",
+			 "not tmpfs: a pinned writable mapping of this file system's pages would "
+			 "bypass its dirty tracking");
+		return;
+	}
+	s->kind = "tmpfs";
+	s->access = IBV_ACCESS_LOCAL_WRITE | extra_access;
+	/* The windows are locked memory, like the ring: within the limit. */
+	s->win_chunks = xfer_win_chunks(size, chunk, depth);
+	if (xfer_win_budget(size, chunk, depth, more, &s->win_chunks, s->why, sizeof(s->why)))
+		return;
+	/* The whole size now: the windows map it, the NIC writes into it. */
+	if (ftruncate(s->fd, (off_t)size)) {
+		snprintf(s->why, sizeof(s->why), "ftruncate to %" PRIu64 " bytes: %s", size,
+			 strerror(errno));
+		return;
+	}
+	ret = place_map(s, 0, s->why, sizeof(s->why));
+	if (ret) {
+		/* The copy path pwrites every byte from offset 0 on. */
+		if (ftruncate(s->fd, 0))
+			snprintf(s->why + strlen(s->why), sizeof(s->why) - strlen(s->why),
+				 "; ftruncate back to 0: %s", strerror(errno));
+		return;
+	}
+	s->inplace = true;
+}
+
+const char *xfer_sink_path(const struct xfer_sink *s, char *buf, size_t len)
+{
+	if (s->inplace)
+		snprintf(buf, len, "NIC -> page cache (in place: %s)", s->kind);
+	else
+		snprintf(buf, len, "ring -> pwrite (copy: %s)", s->chosen ? s->why : "not chosen");
+	return buf;
+}
+
+/*
+ * Window w + 1 replaces window w - 1 when chunk (w + 1) x W - depth is in
+ * place. The NIC writes chunk j only after the chunk depth before it was
+ * in place and hashed (its credit; see xfer-sink.h), so by then every
+ * chunk of window w - 1 is in place and hashed (W >= 2 x depth), and
+ * window w + 1 is registered before the NIC writes its first chunk.
+ */
+int xfer_sink_place(struct xfer_sink *s, uint64_t seq, char *err, size_t errlen)
+{
+	uint64_t w = (seq + s->depth) / s->win_chunks, nwin;
+	uint32_t len = xfer_chunk_len(s->size, s->chunk, seq);
+	char why[RC_ERR_LEN];
+	int ret;
+
+	nwin = (xfer_nchunks(s->size, s->chunk) + s->win_chunks - 1) / s->win_chunks;
+	if ((seq + s->depth) % s->win_chunks == 0 && w < nwin && w > 0) {
+		ret = place_map(s, w, why, sizeof(why));
+		if (ret) {
+			snprintf(err, errlen, "cannot register window %" PRIu64 " of %s: %s", w,
+				 shown(s), why);
+			return ret;
+		}
+	}
+	if (s->win[(seq / s->win_chunks) % 2].idx != seq / s->win_chunks) {
+		snprintf(err, errlen, "internal error: chunk %" PRIu64 " has no window", seq);
+		return -EINVAL;
+	}
+	/* As the pwrite path does: start writeback, bounded (a no-op on tmpfs). */
+	return bound_dirty(s, seq * s->chunk, len, err, errlen);
+}
+
+void xfer_sink_where(struct xfer_sink *s, uint64_t seq, struct rc_buf *ring, struct rc_buf **b,
+		     size_t *off)
+{
+	xfer_win_where(s->inplace ? s->win : NULL, s->win_chunks, seq, s->chunk, s->depth, ring, b,
+		       off);
+}
+
+const uint8_t *xfer_sink_mapped(const struct xfer_sink *s, uint64_t seq)
+{
+	const struct xfer_win *w = &s->win[(seq / s->win_chunks) % 2];
+
+	return w->map + (seq * s->chunk - w->map_off);
 }

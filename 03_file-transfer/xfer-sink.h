@@ -11,7 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <infiniband/verbs.h>
+
 #include "xfer-msg.h"
+#include "xfer-src.h" /* struct xfer_win */
 
 /*
  * The receiving end of a transfer: a file without a name (O_TMPFILE) in the
@@ -35,6 +38,19 @@ struct xfer_sink {
 	char how[XFER_NAME_MAX + 160];
 	uint64_t written_end; /* highest offset written */
 	uint64_t flushed;     /* writeback waited for up to here */
+	/* In place (xfer_sink_choose): the NIC writes the file's page cache
+	 * through registered windows of a writable shared mapping. */
+	bool chosen;
+	bool inplace;
+	const char *kind; /* in place: "tmpfs" */
+	char why[240];	  /* copy path: why not in place */
+	struct ibv_pd *pd;
+	int access;
+	uint64_t size, win_chunks;
+	uint32_t chunk;
+	uint16_t depth;
+	const struct rc_log *log;
+	struct xfer_win win[2];
 };
 
 /* xfer_sink_open's flags. */
@@ -60,5 +76,35 @@ int xfer_sink_sync(struct xfer_sink *s, uint64_t size, char *err, size_t errlen)
 int xfer_sink_commit(struct xfer_sink *s, char *err, size_t errlen);
 /* Close and remove the temporary file, if any. Safe to call twice. */
 void xfer_sink_abort(struct xfer_sink *s);
+
+/*
+ * In place: once the size is known, may the NIC write this file's page
+ * cache itself? On tmpfs, yes: its pages need no writeback, so a pinned
+ * writable mapping is safe (registered with LOCAL_WRITE | extra_access).
+ * On a file system that writes back, a long-term writable pin bypasses
+ * its dirty tracking (Linux 6.5 and later refuse it, 6.1 allows it,
+ * unsafely): the ring and pwrite. (ODP would make it safe; see 03's
+ * README for why 03 does not use it.) Sets the file's size and registers
+ * window 0; never fails: a refusal selects the copy path, with the reason
+ * in s->why. force_copy: --copy. more: bytes still to be registered.
+ */
+void xfer_sink_choose(struct xfer_sink *s, struct ibv_pd *pd, bool force_copy, int extra_access,
+		      uint64_t size, uint32_t chunk, uint16_t depth, uint64_t more,
+		      const struct rc_log *log);
+/* "NIC -> page cache (in place: tmpfs)" or "ring -> pwrite (copy: WHY)". */
+const char *xfer_sink_path(const struct xfer_sink *s, char *buf, size_t len);
+/*
+ * The disk thread's work for chunk seq in place (its data is in the file
+ * already): register the next window when its turn comes, start the
+ * chunk's writeback. The caller lets the NIC write chunk seq + depth only
+ * after this returned for seq and the chunk was hashed. 0 or a negative
+ * errno with err.
+ */
+int xfer_sink_place(struct xfer_sink *s, uint64_t seq, char *err, size_t errlen);
+/* Where the NIC puts chunk seq: the ring's slot (copy) or the window. */
+void xfer_sink_where(struct xfer_sink *s, uint64_t seq, struct rc_buf *ring, struct rc_buf **b,
+		     size_t *off);
+/* In place: chunk seq's bytes in the mapping, for its hash. */
+const uint8_t *xfer_sink_mapped(const struct xfer_sink *s, uint64_t seq);
 
 #endif /* XFER_SINK_H */

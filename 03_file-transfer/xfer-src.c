@@ -141,7 +141,7 @@ int xfer_digest_mapped(const void *p, size_t len, uint8_t out[XFER_HASH_LEN])
 /* Windows                                                             */
 /* ------------------------------------------------------------------ */
 
-static void win_release(struct xfer_win *w)
+void xfer_win_release(struct xfer_win *w)
 {
 	if (w->buf.mr)
 		ibv_dereg_mr(w->buf.mr);
@@ -150,41 +150,57 @@ static void win_release(struct xfer_win *w)
 	*w = (struct xfer_win){ .idx = UINT64_MAX };
 }
 
+int xfer_win_map(struct xfer_win *w, uint64_t idx, int fd, int prot, struct ibv_pd *pd, int access,
+		 uint64_t off, uint64_t len, char *err, size_t errlen)
+{
+	void *p;
+	int ret;
+
+	xfer_win_release(w);
+	w->map_off = off;
+	w->map_len = len;
+	p = mmap(NULL, len, prot, MAP_SHARED, fd, (off_t)off);
+	if (p == MAP_FAILED) {
+		ret = errno;
+		snprintf(err, errlen, "mmap of the file refused: %s (%s)", strerror(ret),
+			 strerrorname_np(ret));
+		*w = (struct xfer_win){ .idx = UINT64_MAX };
+		return -ret;
+	}
+	w->map = p;
+	/* The NIC reads (or writes) the page cache through this MR. */
+	w->buf.mr = ibv_reg_mr(pd, p, len, access);
+	if (!w->buf.mr) {
+		ret = errno;
+		snprintf(err, errlen, "ibv_reg_mr of the %s file mapping: %s (%s)%s",
+			 prot & PROT_WRITE ? "writable" : "read-only", strerror(ret),
+			 strerrorname_np(ret),
+			 ret == EFAULT && !(prot & PROT_WRITE)
+				 ? "; kernels before 6.2 pin such pages for writing and refuse them"
+				 : "");
+		xfer_win_release(w);
+		return -ret;
+	}
+	w->buf.addr = p;
+	w->buf.len = len;
+	w->idx = idx;
+	return 0;
+}
+
 /* Map and register window idx into its slot (idx % 2), releasing the
  * window that slot held. 0 or a negative errno with the call in err. */
 static int win_map(struct xfer_src *s, uint64_t idx, char *err, size_t errlen)
 {
 	struct xfer_win *w = &s->win[idx % 2];
-	void *p;
+	uint64_t off, len;
 	int ret;
 
-	win_release(w);
-	xfer_win_range(s->size, s->chunk, s->win_chunks, idx, sysconf(_SC_PAGESIZE), &w->map_off,
-		       &w->map_len);
-	p = mmap(NULL, w->map_len, PROT_READ, MAP_SHARED, s->fd, (off_t)w->map_off);
-	if (p == MAP_FAILED) {
-		ret = errno;
-		snprintf(err, errlen, "mmap of the file refused: %s (%s)", strerror(ret),
-			 strerrorname_np(ret));
-		return -ret;
-	}
-	w->map = p;
-	/* The NIC reads the page cache through this MR: access 0 for the
-	 * source of our WRITE, REMOTE_READ for the peer's READ. */
-	w->buf.mr = ibv_reg_mr(s->pd, p, w->map_len, s->access);
-	if (!w->buf.mr) {
-		ret = errno;
-		snprintf(err, errlen, "ibv_reg_mr of the read-only file mapping: %s (%s)%s",
-			 strerror(ret), strerrorname_np(ret),
-			 ret == EFAULT ? "; kernels before 6.2 pin such pages for writing and "
-					 "refuse them"
-				       : "");
-		win_release(w);
-		return -ret;
-	}
-	w->buf.addr = p;
-	w->buf.len = w->map_len;
-	w->idx = idx;
+	xfer_win_range(s->size, s->chunk, s->win_chunks, idx, sysconf(_SC_PAGESIZE), &off, &len);
+	/* Access 0 for the source of our WRITE, REMOTE_READ for the peer's
+	 * READ: the NIC only ever reads these pages. */
+	ret = xfer_win_map(w, idx, s->fd, PROT_READ, s->pd, s->access, off, len, err, errlen);
+	if (ret)
+		return ret;
 	if (s->log)
 		rc_trace(s->log,
 			 "registered window %" PRIu64 " of the file: %" PRIu64
@@ -247,12 +263,21 @@ static bool memlock_applies(uint64_t *pinned)
 	return applies;
 }
 
-void xfer_src_choose(struct xfer_src *s, struct ibv_pd *pd, int access, bool force_copy,
-		     uint64_t more, const struct rc_log *log)
+int xfer_win_budget(uint64_t size, uint32_t chunk, uint16_t depth, uint64_t more,
+		    uint64_t *win_chunks, char *why, size_t whylen)
 {
 	struct rlimit rl;
 	uint64_t pinned;
 
+	if (memlock_applies(&pinned) && getrlimit(RLIMIT_MEMLOCK, &rl) == 0)
+		return xfer_win_fit(size, chunk, depth, rl.rlim_cur, pinned + more, win_chunks, why,
+				    whylen);
+	return 0;
+}
+
+void xfer_src_choose(struct xfer_src *s, struct ibv_pd *pd, int access, bool force_copy,
+		     uint64_t more, const struct rc_log *log)
+{
 	s->chosen = true;
 	s->zerocopy = false;
 	s->pd = pd;
@@ -269,9 +294,8 @@ void xfer_src_choose(struct xfer_src *s, struct ibv_pd *pd, int access, bool for
 	s->win_chunks = xfer_win_chunks(s->size, s->chunk, s->depth);
 	/* Registered windows are locked memory, like the ring: stay within
 	 * the limit (where the kernel applies it) rather than fail half way. */
-	if (memlock_applies(&pinned) && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 &&
-	    xfer_win_fit(s->size, s->chunk, s->depth, rl.rlim_cur, pinned + more, &s->win_chunks,
-			 s->why, sizeof(s->why)))
+	if (xfer_win_budget(s->size, s->chunk, s->depth, more, &s->win_chunks, s->why,
+			    sizeof(s->why)))
 		return;
 	/* The first window now: a kernel or file that refuses shows here,
 	 * before any data moves. */
@@ -438,19 +462,26 @@ int xfer_src_digest(struct xfer_src *s, uint64_t seq, const uint8_t *slot,
 	return 0;
 }
 
-void xfer_src_where(struct xfer_src *s, uint64_t seq, struct rc_buf *ring, struct rc_buf **b,
-		    size_t *off)
+void xfer_win_where(struct xfer_win win[2], uint64_t win_chunks, uint64_t seq, uint32_t chunk,
+		    uint16_t depth, struct rc_buf *ring, struct rc_buf **b, size_t *off)
 {
 	struct xfer_win *w;
 
-	if (!s->zerocopy) {
+	if (!win) {
 		*b = ring;
-		*off = (size_t)(seq % s->depth) * s->chunk;
+		*off = (size_t)(seq % depth) * chunk;
 		return;
 	}
-	w = &s->win[(seq / s->win_chunks) % 2];
+	w = &win[(seq / win_chunks) % 2];
 	*b = &w->buf;
-	*off = (size_t)(seq * s->chunk - w->map_off);
+	*off = (size_t)(seq * chunk - w->map_off);
+}
+
+void xfer_src_where(struct xfer_src *s, uint64_t seq, struct rc_buf *ring, struct rc_buf **b,
+		    size_t *off)
+{
+	xfer_win_where(s->zerocopy ? s->win : NULL, s->win_chunks, seq, s->chunk, s->depth, ring, b,
+		       off);
 }
 
 /* Hash the whole file again through a fresh, unregistered mapping, chunk
@@ -571,5 +602,5 @@ void xfer_src_release(struct xfer_src *s)
 
 	for (i = 0; i < 2; i++)
 		if (s->win[i].map || s->win[i].buf.mr)
-			win_release(&s->win[i]);
+			xfer_win_release(&s->win[i]);
 }

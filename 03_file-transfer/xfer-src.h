@@ -46,6 +46,12 @@ uint64_t xfer_win_chunks(uint64_t size, uint32_t chunk, uint16_t depth);
 int xfer_win_fit(uint64_t size, uint32_t chunk, uint16_t depth, uint64_t limit, uint64_t locked,
 		 uint64_t *win_chunks, char *why, size_t whylen);
 
+/* xfer_win_fit against this process's `ulimit -l`, where the kernel
+ * applies it (not with CAP_IPC_LOCK), less what it has pinned already
+ * (VmPin) and `more` bytes it will register besides. */
+int xfer_win_budget(uint64_t size, uint32_t chunk, uint16_t depth, uint64_t more,
+		    uint64_t *win_chunks, char *why, size_t whylen);
+
 /* The page-aligned file range [*off, *off + *len) that maps window w. */
 void xfer_win_range(uint64_t size, uint32_t chunk, uint64_t win_chunks, uint64_t w, long page,
 		    uint64_t *off, uint64_t *len);
@@ -56,10 +62,23 @@ void xfer_win_range(uint64_t size, uint32_t chunk, uint64_t win_chunks, uint64_t
 
 struct xfer_win {
 	uint64_t idx; /* which window; UINT64_MAX: none */
-	uint8_t *map; /* MAP_SHARED PROT_READ of the file at map_off */
+	uint8_t *map; /* MAP_SHARED of the file at map_off */
 	uint64_t map_off, map_len;
 	struct rc_buf buf; /* map and its MR, for rc_post_rdma (not on any list) */
 };
+
+/* Map [off, off + len) of fd MAP_SHARED with prot and register it with
+ * access, as window idx into w (whatever w held is released first). 0 or
+ * a negative errno with the refused call in err; w is then empty. The
+ * source maps PROT_READ, a receiver in place PROT_READ | PROT_WRITE. */
+int xfer_win_map(struct xfer_win *w, uint64_t idx, int fd, int prot, struct ibv_pd *pd, int access,
+		 uint64_t off, uint64_t len, char *err, size_t errlen);
+/* Where chunk seq is for the NIC: in window seq / win_chunks of the two
+ * in win, or with win NULL in the ring's slot seq % depth. */
+void xfer_win_where(struct xfer_win win[2], uint64_t win_chunks, uint64_t seq, uint32_t chunk,
+		    uint16_t depth, struct rc_buf *ring, struct rc_buf **b, size_t *off);
+/* Deregister and unmap; w is empty after. Safe on an empty window. */
+void xfer_win_release(struct xfer_win *w);
 
 struct xfer_src {
 	int fd; /* borrowed */

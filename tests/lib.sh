@@ -84,6 +84,11 @@ size_max() {
 start_server() {
 	local name=$1 prog=$2 i
 	shift 2
+	# A server of the same name before this one left its "listening on"
+	# line there, and the shell below truncates the file only once it
+	# runs: reading it first gave the old, dead port (seen: the client's
+	# connect REJECTED with status 8, no listener; 6.1 and 7.3).
+	rm -f "$T/$name.out" "$T/$name.err"
 	"$prog" "$@" -p 0 >"$T/$name.out" 2>"$T/$name.err" &
 	PID[$name]=$!
 	for ((i = 0; i < SERVER_READY_S * 10; i++)); do
@@ -108,6 +113,7 @@ run() {
 spawn() {
 	local name=$1
 	shift
+	rm -f "$T/$name.out" "$T/$name.err" # no old lines for wait_for (start_server)
 	"$@" >"$T/$name.out" 2>"$T/$name.err" &
 	PID[$name]=$!
 }

@@ -130,7 +130,7 @@ static void fuzz_msg(const uint8_t *p, size_t len)
 		break;
 	case XFER_T_ACCEPT:
 		CHECK(m.u.accept.size <= XFER_MAX_SIZE);
-		CHECK((m.u.accept.flags & ~XFER_ACC_F_ZEROCOPY) == 0);
+		CHECK((m.u.accept.flags & ~(XFER_ACC_F_ZEROCOPY | XFER_ACC_F_INPLACE)) == 0);
 		break;
 	case XFER_T_ERROR:
 		/* Printed as is by the peer: terminated, no control bytes. */

@@ -240,10 +240,12 @@ static int iso_ok(struct hc *h, int ret, const char *what)
 /* B's get, to the end, with the rkey A was refused: every chunk READ,
  * checked against its CHUNK's digest, credited with our digest, and
  * COMMITTED with the top digest. data receives the file. */
-static int iso_get(struct hc *b, const struct xfer_accept *acc, uint8_t *data)
+static int iso_get(struct hc *b, uint8_t *data)
 {
 	uint8_t digest[XFER_HASH_LEN], dg[X_GET_CHUNKS][XFER_HASH_LEN];
 	uint16_t slot[X_GET_CHUNKS];
+	uint64_t addr[X_GET_CHUNKS]; /* where each CHUNK says to READ it */
+	uint32_t rkey[X_GET_CHUNKS];
 	struct xfer_hash hash;
 	struct xfer_msg m;
 	unsigned k;
@@ -257,15 +259,14 @@ static int iso_get(struct hc *b, const struct xfer_accept *acc, uint8_t *data)
 			return -1;
 		}
 		slot[k] = m.u.chunk.slot;
+		addr[k] = m.u.chunk.addr;
+		rkey[k] = m.u.chunk.rkey;
 		memcpy(dg[k], m.u.chunk.hash, XFER_HASH_LEN);
 	}
 	if (iso_msg(b, XFER_T_DONE, &m) || xfer_top_start(&hash))
 		return -1;
 	for (k = 0; k < X_GET_CHUNKS; k++) {
-		if (iso_ok(b,
-			   iso_post(b, IBV_WR_RDMA_READ, acc->ring.addr + slot[k] * X_CHUNK,
-				    acc->ring.rkey, 0),
-			   "B's own READ")) {
+		if (iso_ok(b, iso_post(b, IBV_WR_RDMA_READ, addr[k], rkey[k], 0), "B's own READ")) {
 			xfer_hash_free(&hash);
 			return -1;
 		}
@@ -385,7 +386,7 @@ static int x_isolation(struct hc *h, int arg)
 	note(h, "(both in %.0f ms)", (double)(rc_now_us() - t0) / 1e3);
 	if (a2.got[0])
 		note(h, "(A's second connection: %s)", a2.got);
-	if (iso_get(&b1, &acc1, data) || iso_put(&b2, &acc2, data)) {
+	if (iso_get(&b1, data) || iso_put(&b2, &acc2, data)) {
 		note(h, "B's transfers failed: %s | %s", b1.got, b2.got);
 		goto out;
 	}

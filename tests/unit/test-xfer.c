@@ -226,14 +226,14 @@ static void other_messages_round_trip(void **state)
 						  .rkey = 0xabcd,
 						  .len = 16u << 20 };
 	m.u.accept.rd_depth = 16;
-	m.u.accept.flags = XFER_ACC_F_ZEROCOPY;
+	m.u.accept.flags = XFER_ACC_F_ZEROCOPY | XFER_ACC_F_INPLACE;
 	assert_int_equal(round_trip(&m, 0, &out), 16 + XFER_ACCEPT_BODY);
 	assert_true(out.u.accept.size == 5 * GiB + 3);
 	assert_true(out.u.accept.ring.addr == 0x7f0012345000ull);
 	assert_int_equal(out.u.accept.ring.rkey, 0xabcd);
 	assert_int_equal(out.u.accept.ring.len, 16u << 20);
 	assert_int_equal(out.u.accept.rd_depth, 16);
-	assert_int_equal(out.u.accept.flags, XFER_ACC_F_ZEROCOPY);
+	assert_int_equal(out.u.accept.flags, XFER_ACC_F_ZEROCOPY | XFER_ACC_F_INPLACE);
 
 	xfer_make_error(&m, ENOSPC, "disk full writing '%s'", "x");
 	assert_int_equal(round_trip(&m, 3, &out), 16 + XFER_ERROR_BODY);
@@ -281,10 +281,14 @@ static void other_messages_round_trip(void **state)
 	}
 
 	m = (struct xfer_msg){ .type = XFER_T_CREDIT };
-	m.u.credit = (struct xfer_credit){ .seq = 1ull << 33, .slot = 254 };
+	m.u.credit = (struct xfer_credit){
+		.seq = 1ull << 33, .slot = 254, .addr = 0x7f0000abc000ull, .rkey = 0xbeef
+	};
 	memset(m.u.credit.hash, 0x5a, XFER_HASH_LEN);
 	assert_int_equal(round_trip(&m, 2, &out), 16 + XFER_CREDIT_BODY);
-	assert_int_equal(XFER_CREDIT_BODY, 32);
+	assert_int_equal(XFER_CREDIT_BODY, 48);
+	assert_true(out.u.credit.addr == 0x7f0000abc000ull);
+	assert_int_equal(out.u.credit.rkey, 0xbeef);
 	assert_true(out.u.credit.seq == 1ull << 33);
 	assert_int_equal(out.u.credit.slot, 254);
 	assert_memory_equal(out.u.credit.hash, m.u.credit.hash, XFER_HASH_LEN);
@@ -340,6 +344,7 @@ static void malformed_messages_rejected(void **state)
 	expect_bad(&m, 0, 5, XFER_T_CHUNK, "body bytes");
 	/* Padding. */
 	expect_bad(&m, 0, 16 + 12, 1, "padding");
+	expect_bad(&m, 0, 16 + 47, 1, "padding"); /* after the rkey */
 	/* Sequence: the next message must have the next number. */
 	n = xfer_msg_pack(buf, 5, &m);
 	assert_int_equal(xfer_msg_unpack(buf, n, 6, &out, err, sizeof(err)), -EBADMSG);
@@ -365,7 +370,7 @@ static void malformed_messages_rejected(void **state)
 
 	m = (struct xfer_msg){ .type = XFER_T_ACCEPT };
 	expect_bad(&m, 0, 16 + 29, 1, "padding");
-	expect_bad(&m, 0, 16 + 27, 2, "unknown flags");
+	expect_bad(&m, 0, 16 + 27, 4, "unknown flags");
 	expect_bad(&m, 0, 16 + 0, 0x80, "too large");
 	m = (struct xfer_msg){ .type = XFER_T_CHUNK };
 	expect_bad(&m, 0, 16 + 23, 1, "padding");
