@@ -84,7 +84,6 @@ struct client {
 	struct xfer_sink sink;	       /* get: the temporary file */
 	char local_name[XFER_NAME_MAX + 1];
 	uint64_t size, nchunks;
-	struct rc_remote_buf peer_ring;
 	uint16_t rd_depth;  /* get: the server's answer */
 	bool accepted;	    /* the server's ACCEPT arrived */
 	bool peer_zerocopy; /* get: the server's CHUNKs point into its page cache */
@@ -456,8 +455,12 @@ static int request(struct client *cl)
 	if (ret)
 		return ret;
 	/* Never trust the peer: the ring must be exactly what we asked for,
-	 * the size what we announced (put), the READ depth what we offered. */
+	 * the size what we announced (put), the READ depth what we offered,
+	 * the flags those of our operation. */
 	if ((a->ring.len != ring_len && !(a->flags & XFER_ACC_F_INPLACE)) ||
+	    /* in place: the window holds the first depth chunks, or the file */
+	    ((a->flags & XFER_ACC_F_INPLACE) &&
+	     a->ring.len < (a->size < ring_len ? a->size : ring_len)) ||
 	    (cl->opt.op == XFER_PUT && a->size != cl->size) ||
 	    (cl->opt.op == XFER_PUT && (a->rd_depth || (a->flags & ~XFER_ACC_F_INPLACE))) ||
 	    (cl->opt.op == XFER_GET && (a->rd_depth < 1 || a->rd_depth > cl->initiator_depth ||
@@ -466,7 +469,6 @@ static int request(struct client *cl)
 			       "protocol error: ACCEPT with ring of %u bytes (asked %" PRIu64
 			       "), size %" PRIu64 ", rd_depth %u",
 			       a->ring.len, ring_len, a->size, a->rd_depth);
-	cl->peer_ring = a->ring;
 	cl->rd_depth = a->rd_depth;
 	cl->size = a->size;
 	cl->nchunks = xfer_nchunks(cl->size, cl->opt.chunk);

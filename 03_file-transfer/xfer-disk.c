@@ -300,17 +300,18 @@ int xfer_io_hash_sink(void *arg, uint64_t seq, uint8_t out[XFER_HASH_LEN], char 
 {
 	struct xfer_io *io = arg;
 	uint32_t len = xfer_chunk_len(io->size, io->chunk, seq);
-	const uint8_t *data = io->ring + (size_t)(seq % io->depth) * io->chunk;
 
 	/* The slot (or the file's window, in place) still holds what was
 	 * written: its credit waits for us. A mapping faults (SIGBUS) if
 	 * someone truncates the temporary file under us. */
-	if (io->sink->inplace && xfer_digest_mapped(xfer_sink_mapped(io->sink, seq), len, out)) {
+	if (!io->sink->inplace) {
+		xfer_chunk_digest(io->ring + (size_t)(seq % io->depth) * io->chunk, len, out);
+		return 0;
+	}
+	if (xfer_digest_mapped(xfer_sink_mapped(io->sink, seq), len, out)) {
 		snprintf(err, errlen, "%s: the file being received shrank under its mapping",
 			 io->who);
 		return -EIO;
 	}
-	if (!io->sink->inplace)
-		xfer_chunk_digest(data, len, out);
 	return 0;
 }

@@ -490,25 +490,18 @@ const char *xfer_sink_path(const struct xfer_sink *s, char *buf, size_t len)
 	return buf;
 }
 
-/*
- * Window w + 1 replaces window w - 1 when chunk (w + 1) x W - depth is in
- * place. The NIC writes chunk j only after the chunk depth before it was
- * in place and hashed (its credit; see xfer-sink.h), so by then every
- * chunk of window w - 1 is in place and hashed (W >= 2 x depth), and
- * window w + 1 is registered before the NIC writes its first chunk.
- */
+/* In place: the next window when its turn comes (xfer_win_turn). */
 int xfer_sink_place(struct xfer_sink *s, uint64_t seq, char *err, size_t errlen)
 {
-	uint64_t w = (seq + s->depth) / s->win_chunks, nwin;
+	uint64_t next = xfer_win_turn(seq, s->size, s->chunk, s->depth, s->win_chunks);
 	uint32_t len = xfer_chunk_len(s->size, s->chunk, seq);
 	char why[RC_ERR_LEN];
 	int ret;
 
-	nwin = (xfer_nchunks(s->size, s->chunk) + s->win_chunks - 1) / s->win_chunks;
-	if ((seq + s->depth) % s->win_chunks == 0 && w < nwin && w > 0) {
-		ret = place_map(s, w, why, sizeof(why));
+	if (next != UINT64_MAX) {
+		ret = place_map(s, next, why, sizeof(why));
 		if (ret) {
-			snprintf(err, errlen, "cannot register window %" PRIu64 " of %s: %s", w,
+			snprintf(err, errlen, "cannot register window %" PRIu64 " of %s: %s", next,
 				 shown(s), why);
 			return ret;
 		}

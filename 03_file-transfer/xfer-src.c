@@ -37,6 +37,24 @@ uint64_t xfer_win_chunks(uint64_t size, uint32_t chunk, uint16_t depth)
 	return w ? w : 1;
 }
 
+/*
+ * Window w holds chunks [w x W, (w + 1) x W), W >= 2 x depth. Window w + 1
+ * goes into the slot of window w - 1 while chunk w x W + depth - 1 is
+ * handled. Both sides move a chunk only after the chunk depth before it
+ * is done (put's source: its WRITE completed; a receiver: in place and
+ * hashed, which its credit says; a get's source: credited), so by then
+ * every chunk of window w - 1 is done and the NIC no longer touches it;
+ * and the new window is ready W - depth + 1 chunks before its first.
+ */
+uint64_t xfer_win_turn(uint64_t seq, uint64_t size, uint32_t chunk, uint16_t depth,
+		       uint64_t win_chunks)
+{
+	uint64_t w = seq / win_chunks,
+		 nwin = (xfer_nchunks(size, chunk) + win_chunks - 1) / win_chunks;
+
+	return seq == w * win_chunks + depth - 1 && w + 1 < nwin ? w + 1 : UINT64_MAX;
+}
+
 /* Slack per window for the page rounding of its two ends. */
 #define WIN_SLACK (2u * 4096u)
 
@@ -387,31 +405,22 @@ static int read_copy(struct xfer_src *s, uint64_t seq, uint8_t *slot, char *err,
 	return 0;
 }
 
-/*
- * Zero-copy. Window w holds chunks [w * W, (w + 1) * W), W >= 2 x depth.
- * Window w + 1 is registered while chunk w * W + depth - 1 is handled:
- * the caller allows chunk seq only after chunk seq - depth completed, so
- * by then every chunk below w * W has completed and the slot's previous
- * window (w - 1) is no longer read by the NIC; and the new window is
- * ready at least depth chunks before its first chunk.
- */
+/* Zero-copy: the next window when its turn comes (xfer_win_turn). */
 static int read_zerocopy(struct xfer_src *s, uint64_t seq, char *err, size_t errlen)
 {
-	uint64_t w = seq / s->win_chunks, nwin;
-	const struct xfer_win *win = &s->win[w % 2];
+	uint64_t next = xfer_win_turn(seq, s->size, s->chunk, s->depth, s->win_chunks);
 	char why[RC_ERR_LEN];
 	int ret;
 
-	nwin = (xfer_nchunks(s->size, s->chunk) + s->win_chunks - 1) / s->win_chunks;
-	if (seq == w * s->win_chunks + s->depth - 1 && w + 1 < nwin) {
-		ret = win_map(s, w + 1, why, sizeof(why));
+	if (next != UINT64_MAX) {
+		ret = win_map(s, next, why, sizeof(why));
 		if (ret) {
 			snprintf(err, errlen, "cannot register window %" PRIu64 " of the file: %s",
-				 w + 1, why);
+				 next, why);
 			return ret;
 		}
 	}
-	if (win->idx != w) {
+	if (s->win[(seq / s->win_chunks) % 2].idx != seq / s->win_chunks) {
 		snprintf(err, errlen, "internal error: chunk %" PRIu64 " has no window", seq);
 		return -EINVAL;
 	}

@@ -52,6 +52,12 @@ int xfer_win_fit(uint64_t size, uint32_t chunk, uint16_t depth, uint64_t limit, 
 int xfer_win_budget(uint64_t size, uint32_t chunk, uint16_t depth, uint64_t more,
 		    uint64_t *win_chunks, char *why, size_t whylen);
 
+/* The window to register while chunk seq is handled, replacing the one
+ * two before it, or UINT64_MAX for none (the rule: xfer-src.c). The
+ * source and an in-place receiver both follow it. */
+uint64_t xfer_win_turn(uint64_t seq, uint64_t size, uint32_t chunk, uint16_t depth,
+		       uint64_t win_chunks);
+
 /* The page-aligned file range [*off, *off + *len) that maps window w. */
 void xfer_win_range(uint64_t size, uint32_t chunk, uint64_t win_chunks, uint64_t w, long page,
 		    uint64_t *off, uint64_t *len);

@@ -41,6 +41,23 @@ static void windows_hold_enough_chunks(void **state)
 	assert_int_equal(xfer_win_chunks(0, 4096, 1), 1);
 }
 
+static void windows_turn_depth_chunks_in(void **state)
+{
+	/* 100 chunks, windows of 40, depth 8: window 1 while chunk 7 is
+	 * handled, window 2 while chunk 47; none for the last window. */
+	uint64_t seq, turns = 0;
+
+	(void)state;
+	assert_true(xfer_win_turn(7, 100 * 4096, 4096, 8, 40) == 1);
+	assert_true(xfer_win_turn(47, 100 * 4096, 4096, 8, 40) == 2);
+	assert_true(xfer_win_turn(87, 100 * 4096, 4096, 8, 40) == UINT64_MAX);
+	for (seq = 0; seq < 100; seq++)
+		turns += xfer_win_turn(seq, 100 * 4096, 4096, 8, 40) != UINT64_MAX;
+	assert_true(turns == 2);
+	/* One window: never a turn. */
+	assert_true(xfer_win_turn(0, 4096, 4096, 1, 1) == UINT64_MAX);
+}
+
 static void window_ranges_are_page_aligned(void **state)
 {
 	uint64_t off, len, w = xfer_win_chunks(200 * MiB, 5000, 8);
@@ -312,6 +329,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(windows_hold_enough_chunks),
+		cmocka_unit_test(windows_turn_depth_chunks_in),
 		cmocka_unit_test(window_ranges_are_page_aligned),
 		cmocka_unit_test(memlock_limit_decides),
 		cmocka_unit_test_setup_teardown(mapping_that_shrinks_is_no_crash, file_setup,
