@@ -49,9 +49,11 @@
  * forever).
  *
  * retry_count 6: how often the NIC resends what the peer did not
- * acknowledge before the WR fails with IBV_WC_RETRY_EXC_ERR. The counter
- * starts afresh whenever an ACK arrives, so only a peer that stays silent
- * for (6 + 1) x the ACK timeout fails the QP; random loss never does.
+ * acknowledge before the WR fails with IBV_WC_RETRY_EXC_ERR. A silent
+ * peer fails the QP after (6 + 1) x the ACK timeout. The count starts
+ * afresh when an ACK arrives; Soft-RoCE also counts each NAK for a gap
+ * (rxe_comp.c) and restarts only on a positive ACK, so bursts of loss or
+ * reordering can exhaust it while the peer is alive (docs/reliability.md).
  *
  * rnr_retry_count 6: how often a SEND that found no receive posted is
  * resent. 7 would mean "forever", turning a missing receive into a hang;
