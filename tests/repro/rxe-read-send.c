@@ -30,14 +30,25 @@
  * unacknowledged SEND, so a resent SEND can no longer be answered while a
  * READ after it is being answered (the avoidance 03's get uses).
  *
- *   rxe-read-send server [-p PORT] [-s SIZE] [-d DEPTH] [--idle SECONDS]
- *   rxe-read-send client HOST [-p PORT] [-n READS] [--reads-only | --gate]
- *                        [--ack-timeout EXP] [--timeout SECONDS]
+ * --writes: a second question, on the retry count. The client keeps DEPTH
+ * WRITEs of SIZE bytes in flight into the server's buffer, no SENDs or
+ * READs: the pattern of 02_read-write's `--op write -s 4M -n 20`. rdma_rxe
+ * counts each NAK for a gap against the retry count (rxe_comp.c: a
+ * sequence NAK goes to COMPST_ERROR_RETRY, which decrements it) and
+ * restores the count only on a positive ACK, so under loss a live peer can
+ * exhaust it: IBV_WC_RETRY_EXC_ERR, exit 4. --retry-count 7 means "never
+ * give up" on rxe (perftest's default).
  *
- * Client exit status: 0 every READ completed with the right data; 3 the
- * bug: the first unsuccessful completion is IBV_WC_WR_FLUSH_ERR (no error
- * came before it), or a READ "succeeded" with data missing; 1 any other
- * failure (an error status, a timeout); 2 usage.
+ *   rxe-read-send server [-p PORT] [-s SIZE] [-d DEPTH] [--idle SECONDS]
+ *   rxe-read-send client HOST [-p PORT] [-n OPS] [--reads-only | --gate | --writes]
+ *                        [--ack-timeout EXP] [--retry-count N] [--timeout SECONDS]
+ *
+ * Client exit status: 0 every READ completed with the right data (or every
+ * WRITE completed); 3 the bug: the first unsuccessful completion is
+ * IBV_WC_WR_FLUSH_ERR (no error came before it), or a READ "succeeded" with
+ * data missing; 4 the first unsuccessful completion is
+ * IBV_WC_RETRY_EXC_ERR; 1 any other failure (an error status, a timeout);
+ * 2 usage.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -65,11 +76,12 @@ struct hello { /* private data of rdma_accept, host order (one machine type) */
 };
 
 struct opts {
-	bool server, reads_only, gate;
+	bool server, reads_only, gate, writes;
 	const char *host, *port;
 	uint32_t size, depth;
 	uint64_t reads;
 	int ack_timeout; /* -1: rdma_cm's default */
+	int retry_count; /* the client's QP, and through the REQ the server's */
 	int timeout_s, idle_s;
 };
 
@@ -213,7 +225,7 @@ static int serve_one(struct conn *c, struct rdma_cm_id *id, const struct opts *o
 
 	/* The ring for READs, then the receive area behind it. */
 	if (setup_qp(c, id, ring + NRECV * SEND_BYTES, 4,
-		     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ))
+		     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE))
 		goto out;
 	for (size_t k = 0; k < ring; k++)
 		c->buf[k] = pattern(k);
@@ -317,7 +329,7 @@ static int connect_to(struct conn *c, const struct opts *o, struct hello *h)
 {
 	struct addrinfo hints = { .ai_family = AF_INET }, *ai;
 	struct rdma_conn_param cp = { .initiator_depth = RDMA_MAX_INIT_DEPTH,
-				      .retry_count = 6,
+				      .retry_count = (uint8_t)o->retry_count,
 				      .rnr_retry_count = 6 };
 
 	c->ch = rdma_create_event_channel();
@@ -353,7 +365,8 @@ static int connect_to(struct conn *c, const struct opts *o, struct hello *h)
 	return 0;
 }
 
-static int post_read(struct conn *c, const struct hello *h, uint64_t k)
+/* READ k (or, with --writes, WRITE k) between slot k % depth on both sides. */
+static int post_read(struct conn *c, const struct hello *h, uint64_t k, bool write)
 {
 	uint32_t slot = (uint32_t)(k % h->depth);
 	uint8_t *dst = c->buf + (size_t)slot * h->size;
@@ -361,11 +374,12 @@ static int post_read(struct conn *c, const struct hello *h, uint64_t k)
 	struct ibv_send_wr wr = { .wr_id = k,
 				  .sg_list = &sge,
 				  .num_sge = 1,
-				  .opcode = IBV_WR_RDMA_READ,
+				  .opcode = write ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ,
 				  .send_flags = IBV_SEND_SIGNALED },
 			   *bad;
 
-	memset(dst, 0, h->size); /* a READ that brings less leaves zeros */
+	if (!write)
+		memset(dst, 0, h->size); /* a READ that brings less leaves zeros */
 	wr.wr.rdma.remote_addr = h->addr + (uint64_t)slot * h->size;
 	wr.wr.rdma.rkey = h->rkey;
 	return ibv_post_send(c->id->qp, &wr, &bad);
@@ -409,10 +423,12 @@ static int run_client(const struct opts *o)
 
 	if (connect_to(&c, o, &h))
 		goto out;
+	if (o->writes) /* what the WRITEs carry does not matter; defined bytes do */
+		memset(c.buf, 0xa5, (size_t)h.size * h.depth);
 	t0 = now_s();
 	deadline = t0 + o->timeout_s;
 	for (; posted < o->depth && posted < o->reads; posted++)
-		if (post_read(&c, &h, posted))
+		if (post_read(&c, &h, posted, o->writes))
 			goto out;
 	while (done < o->reads && first_bad < 0 && !stop) {
 		int n = get_wcs(&c, wc, 16, 100);
@@ -421,9 +437,8 @@ static int run_client(const struct opts *o)
 			goto out;
 		if (now_s() > deadline) {
 			fprintf(stderr,
-				"client: %" PRIu64 " of %" PRIu64
-				" READs done after %d s: stalled\n",
-				done, o->reads, o->timeout_s);
+				"client: %" PRIu64 " of %" PRIu64 " %s done after %d s: stalled\n",
+				done, o->reads, o->writes ? "WRITEs" : "READs", o->timeout_s);
 			goto out;
 		}
 		for (int i = 0; i < n; i++) {
@@ -439,7 +454,7 @@ static int run_client(const struct opts *o)
 				sends++;
 				continue;
 			}
-			if (!read_ok(&c, &h, wc[i].wr_id)) {
+			if (!o->writes && !read_ok(&c, &h, wc[i].wr_id)) {
 				printf("BUG: READ %" PRIu64
 				       " completed successfully, but its buffer lacks "
 				       "data\n",
@@ -448,15 +463,15 @@ static int run_client(const struct opts *o)
 				goto out;
 			}
 			done++;
-			if (!o->reads_only && post_small_send(&c, wc[i].wr_id))
+			if (!o->reads_only && !o->writes && post_small_send(&c, wc[i].wr_id))
 				goto out;
-			sent += !o->reads_only;
-			if (!o->gate && posted < o->reads && post_read(&c, &h, posted++))
+			sent += !o->reads_only && !o->writes;
+			if (!o->gate && posted < o->reads && post_read(&c, &h, posted++, o->writes))
 				goto out;
 		}
 		/* --gate: the next READs only once every SEND is acknowledged. */
 		while (o->gate && sends == sent && posted < o->reads && posted < done + o->depth)
-			if (post_read(&c, &h, posted++))
+			if (post_read(&c, &h, posted++, false))
 				goto out;
 	}
 	if (first_bad >= 0) {
@@ -475,14 +490,21 @@ static int run_client(const struct opts *o)
 			       ibv_wc_status_str(first_bad), done, flushed);
 			rc = 3;
 		} else {
-			printf("error: %s on %s %" PRIu64 " after %" PRIu64 " READs\n",
-			       ibv_wc_status_str(first_bad), bad_id & WR_SEND ? "SEND" : "READ",
-			       bad_id & ~WR_SEND, done);
+			printf("error: %s on %s %" PRIu64 " after %" PRIu64 " %s, retry count %d\n",
+			       ibv_wc_status_str(first_bad),
+			       bad_id & WR_SEND ? "SEND"
+			       : o->writes	? "WRITE"
+						: "READ",
+			       bad_id & ~WR_SEND, done, o->writes ? "WRITEs" : "READs",
+			       o->retry_count);
+			if (first_bad == IBV_WC_RETRY_EXC_ERR)
+				rc = 4;
 		}
 		goto out;
 	}
-	printf("ok: %" PRIu64 " READs of %u bytes verified, %" PRIu64 " SENDs, %.1f MiB/s\n", done,
-	       h.size, sends, (double)done * h.size / (now_s() - t0) / 1048576.0);
+	printf("ok: %" PRIu64 " %s of %u bytes, %" PRIu64 " SENDs, %.1f MiB/s\n", done,
+	       o->writes ? "WRITEs" : "READs verified", h.size, sends,
+	       (double)done * h.size / (now_s() - t0) / 1048576.0);
 	rc = 0;
 out:
 	if (c.id)
@@ -495,11 +517,13 @@ out:
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: rxe-read-send server [-p PORT] [-s SIZE] [-d DEPTH] [--idle S]\n"
-		"       rxe-read-send client HOST [-p PORT] [-s SIZE] [-d DEPTH] [-n READS]\n"
-		"                     [--reads-only | --gate] [--ack-timeout EXP] [--timeout S]\n"
-		"defaults: port 7471, size 65536, depth 8, 2000 READs, timeout 60 s, idle 600 s\n");
+	fprintf(f, "usage: rxe-read-send server [-p PORT] [-s SIZE] [-d DEPTH] [--idle S]\n"
+		   "       rxe-read-send client HOST [-p PORT] [-s SIZE] [-d DEPTH] [-n READS]\n"
+		   "                     [--reads-only | --gate | --writes] [--ack-timeout EXP]\n"
+		   "                     [--retry-count N] [--timeout S]\n"
+		   "defaults: port 7471, size 65536, depth 8, 2000 READs, retry count 6, timeout "
+		   "60 s,\n"
+		   "idle 600 s\n");
 }
 
 int main(int argc, char **argv)
@@ -507,6 +531,8 @@ int main(int argc, char **argv)
 	static const struct option lo[] = { { "reads-only", no_argument, NULL, 'r' },
 					    { "ack-timeout", required_argument, NULL, 'a' },
 					    { "gate", no_argument, NULL, 'g' },
+					    { "writes", no_argument, NULL, 'w' },
+					    { "retry-count", required_argument, NULL, 'R' },
 					    { "timeout", required_argument, NULL, 't' },
 					    { "idle", required_argument, NULL, 'i' },
 					    { "help", no_argument, NULL, 'h' },
@@ -516,6 +542,7 @@ int main(int argc, char **argv)
 			  .depth = 8,
 			  .reads = 2000,
 			  .ack_timeout = -1,
+			  .retry_count = 6,
 			  .timeout_s = 60,
 			  .idle_s = 600 };
 	int ch;
@@ -534,6 +561,8 @@ int main(int argc, char **argv)
 		case 'n': o.reads = strtoull(optarg, NULL, 0); break;
 		case 'r': o.reads_only = true; break;
 		case 'g': o.gate = true; break;
+		case 'w': o.writes = true; break;
+		case 'R': o.retry_count = atoi(optarg); break;
 		case 'a': o.ack_timeout = atoi(optarg); break;
 		case 't': o.timeout_s = atoi(optarg); break;
 		case 'i': o.idle_s = atoi(optarg); break;
@@ -549,7 +578,8 @@ int main(int argc, char **argv)
 		o.host = argv[optind];
 	}
 	if (o.size < 1 || o.depth < 1 || o.depth > 128 || o.reads < 1 || o.ack_timeout > 31 ||
-	    o.timeout_s < 1) {
+	    o.timeout_s < 1 || o.retry_count < 0 || o.retry_count > 7 ||
+	    (o.writes && (o.reads_only || o.gate))) {
 		usage(stderr);
 		return 2;
 	}

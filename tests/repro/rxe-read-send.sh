@@ -12,6 +12,13 @@
 #   get03   03_file-transfer's get of 16 MiB, -c 64K -t 8 (tests/e2e2's)
 #   get03old  the same with the 03 client in $REPRO_OLD03 (e.g. one built
 #           before a change, for comparison in the same run)
+#   writes6 --writes: REPRO_WRITES WRITEs of REPRO_WSIZE bytes, 16 in flight
+#           (02's --op write -s 4M -n 20), retry count 6 (our default)
+#   writes7 the same with retry count 7 (perftest's; "forever" on rxe)
+#   perfw   perftest's ib_write_bw at that size, count and depth
+# For the writes cases "bug" is the client's exit 4: RETRY_EXC_ERR, and
+# each line adds how much node 1's rcvd_seq_err (sequence NAKs received)
+# and completer_retry_err (resends) rose during the run.
 # Each run is bounded. One line per run, then per-case counts; the counts
 # also go to $REPRO_RESULTS (default build/repro-rxe-read-send.txt):
 #   repro rxe-read-send kernel 6.12.95 loss 1% mix: bug 4, ok 6, other 0 (of 10)
@@ -37,6 +44,8 @@ ROUNDS=${REPRO_ROUNDS:-5}
 LOSS=${REPRO_LOSS:-0.5% 1%}
 CASES=${REPRO_CASES:-mix reads perf}
 READS=${REPRO_READS:-1000} # 64 KiB each: 62.5 MiB per run
+WRITES=${REPRO_WRITES:-20}
+WSIZE=${REPRO_WSIZE:-4194304}
 OUT=${REPRO_RESULTS:-$ROOT/build/repro-rxe-read-send.txt}
 BIN=$ROOT/build/tests/rxe-read-send
 B3=$ROOT/03_file-transfer
@@ -60,6 +69,9 @@ netem() { # LOSS (0: none) on eth0 of both nodes
 }
 
 warns() { dmesg | grep -c 'rxe_comp.c:[0-9]* rxe_completer'; }
+
+# hw NAME: node 1's rxe0 port counter NAME (0 if absent).
+hw() { cat "/sys/class/infiniband/rxe0/ports/1/hw_counters/$1" 2>/dev/null || echo 0; }
 
 # run_case LOSS CASE: one bounded run; prints its line, counts its result.
 run_case() {
@@ -87,6 +99,30 @@ run_case() {
 		detail=$(grep '^ 65536 ' "$T/cli.out" | awk '{print "BW average " $4 " MB/s"}')
 		[ "$res" = ok ] || detail="exit $RC: $(tail_of "$T/cli.err" 2)"
 		wait_exit2 rb 10
+		cleanup2
+		;;
+	writes6 | writes7)
+		local nak0 res0
+		nak0=$(hw rcvd_seq_err) res0=$(hw completer_retry_err)
+		run cli "$BIN" client "$PEER" -p "${SPORT[rw]}" -s "$WSIZE" -d 16 -n "$WRITES" \
+			--writes --retry-count "${c#writes}" --timeout 150
+		case $RC in
+		0) res=ok ;;
+		4) res=bug ;;
+		*) res=other ;;
+		esac
+		detail="$(tail -n1 "$T/cli.out" "$T/cli.err" 2>/dev/null | grep -v '^==>' | grep . | tail -n1);"
+		detail="$detail rcvd_seq_err +$(($(hw rcvd_seq_err) - nak0)), completer_retry_err +$(($(hw completer_retry_err) - res0))"
+		;;
+	perfw)
+		spawn2 wb ib_write_bw -d rxe0 -s "$WSIZE" -n "$WRITES" -t 16 -p 18516
+		nap 2
+		run cli timeout 150 ib_write_bw -d rxe0 -s "$WSIZE" -n "$WRITES" -t 16 -p 18516 "$PEER"
+		res=other
+		[ "$RC" = 0 ] && grep -q "^ $WSIZE " "$T/cli.out" && res=ok
+		detail=$(grep "^ $WSIZE " "$T/cli.out" | awk '{print "BW average " $4 " MB/s"}')
+		[ "$res" = ok ] || detail="exit $RC: $(tail_of "$T/cli.err" 2)"
+		wait_exit2 wb 10
 		cleanup2
 		;;
 	get03 | get03old)
@@ -126,7 +162,14 @@ if [[ " $CASES " == *" get03"* ]]; then
 	}
 	SPORT[03]=$PORT
 fi
-KEEP2=(rs s3)
+if [[ " $CASES " == *" writes"* ]]; then
+	start_server2 rw "$BIN" server --idle 900 -s "$WSIZE" -d 16 || {
+		echo "$REASON"
+		exit 1
+	}
+	SPORT[rw]=$PORT
+fi
+KEEP2=(rs s3 rw)
 echo "repro rxe-read-send: kernel $KVER, $ROUNDS rounds, loss $LOSS, cases $CASES, $READS READs of 64 KiB"
 for ((r = 1; r <= ROUNDS; r++)); do
 	echo "round $r"
