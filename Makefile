@@ -267,11 +267,12 @@ bench-loss:
 # Soft-RoCE (rdma_rxe) bugs, each shown by a verbs-only reproducer between
 # two VMs (tests/repro/, docs/kernels.md "Soft-RoCE bugs we know"); not part
 # of make test. REPRO_KERNELS (default 6.1 6.12 7), REPRO_ROUNDS (default
-# 5; repro-rxe-livelock: 12); REPRO_LOSS, REPRO_CASES and REPRO_READS: see
+# 5; repro-rxe-livelock: 12); REPRO_LOSS, REPRO_CASES, REPRO_READS, REPRO_WRITES
+# and REPRO_WSIZE: see
 # tests/repro/*.sh.
 REPRO_KERNELS = 6.1 6.12 7
 REPRO_ROUNDS  = 5
-REPRO_PASS    = REPRO_ROUNDS REPRO_LOSS REPRO_CASES REPRO_READS REPRO_RESULTS REPRO_OLD03
+REPRO_PASS    = REPRO_ROUNDS REPRO_LOSS REPRO_CASES REPRO_READS REPRO_WRITES REPRO_WSIZE REPRO_RESULTS REPRO_OLD03
 .PHONY: repro repro-build repro-rxe-read-send repro-rxe-livelock reg-mr-probe
 repro: repro-rxe-read-send repro-rxe-livelock
 repro-build: $(B)/tests/rxe-read-send $(B)/tests/reg-mr-probe

@@ -73,6 +73,22 @@ warns() { dmesg | grep -c 'rxe_comp.c:[0-9]* rxe_completer'; }
 # hw NAME: node 1's rxe0 port counter NAME (0 if absent).
 hw() { cat "/sys/class/infiniband/rxe0/ports/1/hw_counters/$1" 2>/dev/null || echo 0; }
 
+# perftest SECONDS PROGRAM SIZE ARGS...: one run of perftest's PROGRAM
+# (server on node 2), bounded; sets res and detail for run_case.
+perftest() {
+	local secs=$1 prog=$2 size=$3
+	shift 3
+	spawn2 pt "$prog" -d rxe0 -s "$size" "$@" -p 18515
+	nap 2
+	run cli timeout "$secs" "$prog" -d rxe0 -s "$size" "$@" -p 18515 "$PEER"
+	res=other
+	[ "$RC" = 0 ] && grep -q "^ $size " "$T/cli.out" && res=ok
+	detail=$(grep "^ $size " "$T/cli.out" | awk '{print "BW average " $4 " MB/s"}')
+	[ "$res" = ok ] || detail="exit $RC: $(tail_of "$T/cli.err" 2)"
+	wait_exit2 pt 10
+	cleanup2
+}
+
 # run_case LOSS CASE: one bounded run; prints its line, counts its result.
 run_case() {
 	local loss=$1 c=$2 res detail w0 t0=$SECONDS
@@ -90,17 +106,7 @@ run_case() {
 		esac
 		detail=$(tail -n1 "$T/cli.out" "$T/cli.err" 2>/dev/null | grep -v '^==>' | grep . | tail -n1)
 		;;
-	perf)
-		spawn2 rb ib_read_bw -d rxe0 -s 65536 -n "$READS" -p 18515
-		nap 2
-		run cli timeout 90 ib_read_bw -d rxe0 -s 65536 -n "$READS" -p 18515 "$PEER"
-		res=other
-		[ "$RC" = 0 ] && grep -q '^ 65536 ' "$T/cli.out" && res=ok
-		detail=$(grep '^ 65536 ' "$T/cli.out" | awk '{print "BW average " $4 " MB/s"}')
-		[ "$res" = ok ] || detail="exit $RC: $(tail_of "$T/cli.err" 2)"
-		wait_exit2 rb 10
-		cleanup2
-		;;
+	perf) perftest 90 ib_read_bw 65536 -n "$READS" ;;
 	writes6 | writes7)
 		local nak0 res0
 		nak0=$(hw rcvd_seq_err) res0=$(hw completer_retry_err)
@@ -114,17 +120,7 @@ run_case() {
 		detail="$(tail -n1 "$T/cli.out" "$T/cli.err" 2>/dev/null | grep -v '^==>' | grep . | tail -n1);"
 		detail="$detail rcvd_seq_err +$(($(hw rcvd_seq_err) - nak0)), completer_retry_err +$(($(hw completer_retry_err) - res0))"
 		;;
-	perfw)
-		spawn2 wb ib_write_bw -d rxe0 -s "$WSIZE" -n "$WRITES" -t 16 -p 18516
-		nap 2
-		run cli timeout 150 ib_write_bw -d rxe0 -s "$WSIZE" -n "$WRITES" -t 16 -p 18516 "$PEER"
-		res=other
-		[ "$RC" = 0 ] && grep -q "^ $WSIZE " "$T/cli.out" && res=ok
-		detail=$(grep "^ $WSIZE " "$T/cli.out" | awk '{print "BW average " $4 " MB/s"}')
-		[ "$res" = ok ] || detail="exit $RC: $(tail_of "$T/cli.err" 2)"
-		wait_exit2 wb 10
-		cleanup2
-		;;
+	perfw) perftest 150 ib_write_bw "$WSIZE" -n "$WRITES" -t 16 ;;
 	get03 | get03old)
 		local prog=$B3/rdma-client
 		[ "$c" = get03old ] && prog=${REPRO_OLD03:?REPRO_OLD03 must name a 03 client}
