@@ -58,9 +58,9 @@ UNIT_BINS += $(B)/tests/test-auth
 
 BINS := $(foreach e,$(EXAMPLES),$(e)/rdma-server $(e)/rdma-client)
 SRCS := $(wildcard common/*.[ch] $(addsuffix /*.[ch],$(EXAMPLES)) tests/unit/*.c tests/fuzz/*.[ch] \
-		tests/hostile/*.[ch] tests/repro/*.c tests/bench-hash.c)
+		tests/hostile/*.[ch] tests/repro/*.c tests/bench-hash.c tests/bench-sink.c)
 
-.PHONY: all $(EX01) $(EX02) $(EX03) unit hostile bench-hash fuzz fuzz-build clean test test-kernels demo transcript check-env format check-format FORCE
+.PHONY: all $(EX01) $(EX02) $(EX03) unit hostile bench-hash bench-sink fuzz fuzz-build clean test test-kernels demo transcript check-env format check-format FORCE
 all: $(BINS)
 
 $(EX01): $(EX01)/rdma-server $(EX01)/rdma-client
@@ -176,15 +176,17 @@ $(HOSTILE): $(HOSTILE_O) $(B)/$(EX01)/basic.o \
 	    $(B)/$(EX02)/rw.o $(X03_O) $(B)/$(EX03)/auth.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(X03_LIBS) $(LDLIBS)
 
-# The host's side of 03's pipeline, natively, no RDMA (docs/performance.md):
-# memcpy, pread+hash and 03's hash pool over a file in the page cache.
-# Not part of make test: `make bench-hash && build/tests/bench-hash FILE`.
-BENCH_HASH := $(B)/tests/bench-hash
-bench-hash: $(BENCH_HASH)
-$(B)/tests/bench-hash.o: tests/bench-hash.c $(B)/.flags
+# 03's host side natively, no RDMA (docs/performance.md), not part of make
+# test. bench-hash: memcpy, pread+hash and 03's hash pool over a file in
+# the page cache (`build/tests/bench-hash FILE`); bench-sink: the receiver's
+# pwrite against --direct's O_DIRECT (`build/tests/bench-sink DIR [MiB]`).
+BENCH_HOST := $(B)/tests/bench-hash $(B)/tests/bench-sink
+bench-hash: $(B)/tests/bench-hash
+bench-sink: $(B)/tests/bench-sink
+$(B)/tests/bench-%.o: tests/bench-%.c $(B)/.flags
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
-$(BENCH_HASH): $(B)/tests/bench-hash.o $(X03_O) $(COMMON_O)
+$(BENCH_HOST): $(B)/tests/bench-%: $(B)/tests/bench-%.o $(X03_O) $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(X03_LIBS) $(LDLIBS)
 
 # Fuzzing the wire decoders with libFuzzer (clang). `make fuzz` runs each

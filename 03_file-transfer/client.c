@@ -251,8 +251,9 @@ static void choose_destination(struct client *cl)
 {
 	char path[300];
 
-	xfer_sink_choose(&cl->sink, cl->conn.dev.pd, cl->opt.copy, 0, cl->size, cl->opt.chunk,
-			 cl->opt.depth, 0, &cl->conn.log);
+	xfer_sink_choose(&cl->sink, cl->conn.dev.pd,
+			 xfer_choose_flags(cl->opt.copy, cl->opt.direct), 0, cl->size,
+			 cl->opt.chunk, cl->opt.depth, 0, &cl->conn.log);
 	xfer_sink_path(&cl->sink, path, sizeof(path));
 	if (!cl->opt.quiet && !cl->opt.json)
 		printf("destination: %s\n", path);
@@ -439,8 +440,8 @@ static int request(struct client *cl)
 		return ret;
 	r->size = cl->opt.op == XFER_PUT ? cl->size : 0;
 	r->flags = cl->opt.op == XFER_PUT && cl->opt.force ? XFER_REQ_F_FORCE : 0;
-	if (cl->opt.copy)
-		r->flags |= XFER_REQ_F_COPY; /* the server's path too */
+	r->flags |= (cl->opt.copy ? XFER_REQ_F_COPY : 0) | /* the server's path too */
+		    (cl->opt.op == XFER_PUT && cl->opt.direct ? XFER_REQ_F_DIRECT : 0);
 	r->name_len = (uint16_t)strlen(cl->opt.name);
 	memcpy(r->name, cl->opt.name, r->name_len);
 	/* --secret: a MAC over the server's nonce, our HELLO and this very

@@ -329,7 +329,9 @@ static int start_put(struct session *s, const struct xfer_request *r)
 	rc_trace(&s->c->log, "created temporary file for %s: %s", s->sink.name, s->sink.how);
 	/* On tmpfs the client's WRITEs land in the file's page cache (its
 	 * windows, REMOTE_WRITE); else in our ring, and we pwrite. */
-	xfer_sink_choose(&s->sink, s->c->dev.pd, s->srv->opt.copy || (r->flags & XFER_REQ_F_COPY),
+	xfer_sink_choose(&s->sink, s->c->dev.pd,
+			 xfer_choose_flags(s->srv->opt.copy || (r->flags & XFER_REQ_F_COPY),
+					   s->srv->opt.direct || (r->flags & XFER_REQ_F_DIRECT)),
 			 IBV_ACCESS_REMOTE_WRITE, s->size, s->hello.chunk, s->hello.depth, 0,
 			 &s->c->log);
 	rc_trace(&s->c->log, "destination: %s", xfer_sink_path(&s->sink, why, sizeof(why)));
@@ -543,8 +545,14 @@ static int on_put_done(struct session *s, uint64_t arrived, const struct xfer_do
 	if (ret)
 		return refuse(s, -ret, "server: %s", why);
 	rc_trace(&s->c->log, "in place: %s (%s)", s->sink.name, s->sink.how);
-	rc_trace(&s->c->log, "copied by the CPU: %" PRIu64 " file bytes (pwrite from the ring)",
-		 s->io.copied);
+	if (s->sink.direct_bytes)
+		rc_trace(&s->c->log,
+			 "copied by the CPU: %" PRIu64 " file bytes (pwrite from the ring; %" PRIu64
+			 " more with O_DIRECT)",
+			 s->io.copied, s->sink.direct_bytes);
+	else
+		rc_trace(&s->c->log, "copied by the CPU: %" PRIu64 " file bytes (%s)", s->io.copied,
+			 s->sink.inplace ? "in place: none" : "pwrite from the ring");
 	trace_cpu(s);
 	m.u.done.size = s->size;
 	memcpy(m.u.done.hash, s->digest, XFER_HASH_LEN);

@@ -258,6 +258,8 @@ int xfer_io_write(void *arg, uint64_t seq, char *err, size_t errlen)
 	unsigned slot = (unsigned)(seq % io->depth);
 	const uint8_t *data = io->ring + (size_t)slot * io->chunk;
 	char why[RC_ERR_LEN];
+	uint64_t direct;
+	bool was_direct;
 	int ret;
 
 	if (io->sink->inplace) {
@@ -271,14 +273,21 @@ int xfer_io_write(void *arg, uint64_t seq, char *err, size_t errlen)
 			 seq, len, seq * io->chunk);
 		return 0;
 	}
+	direct = io->sink->direct_bytes;
+	was_direct = io->sink->direct;
 	ret = xfer_sink_write(io->sink, data, len, seq * io->chunk, why, sizeof(why));
 	if (ret) {
 		snprintf(err, errlen, "%s: %s; removed the partial file", io->who, why);
 		return ret;
 	}
-	io->copied += len;
-	rc_trace(io->log, "chunk %" PRIu64 ": wrote %u bytes at offset %" PRIu64 " from slot %u",
-		 seq, len, seq * io->chunk, slot);
+	if (was_direct && !io->sink->direct && io->sink->direct_why[0])
+		rc_trace(io->log, "chunk %" PRIu64 ": O_DIRECT given up: %s", seq,
+			 io->sink->direct_why);
+	/* O_DIRECT: the device takes the bytes from the ring, no CPU copy. */
+	direct = io->sink->direct_bytes - direct;
+	io->copied += len - direct;
+	rc_trace(io->log, "chunk %" PRIu64 ": wrote %u bytes at offset %" PRIu64 " from slot %u%s",
+		 seq, len, seq * io->chunk, slot, direct ? " (O_DIRECT)" : "");
 	return 0;
 }
 

@@ -216,7 +216,8 @@ int xfer_msg_unpack(const void *buf, size_t byte_len, uint32_t want_seq, struct 
 		if (m->u.request.size > XFER_MAX_SIZE)
 			return rc_bad_msg(err, errlen, "REQUEST size %" PRIu64 " is too large",
 					  m->u.request.size);
-		if (m->u.request.flags & ~(XFER_REQ_F_FORCE | XFER_REQ_F_PROOF | XFER_REQ_F_COPY))
+		if (m->u.request.flags &
+		    ~(XFER_REQ_F_FORCE | XFER_REQ_F_PROOF | XFER_REQ_F_COPY | XFER_REQ_F_DIRECT))
 			return rc_bad_msg(err, errlen, "REQUEST has unknown flags 0x%x",
 					  m->u.request.flags);
 		if (n < 1 || n > XFER_NAME_MAX)

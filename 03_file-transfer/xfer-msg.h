@@ -74,6 +74,7 @@ enum xfer_op { XFER_PUT = 1, XFER_GET = 2 };
 #define XFER_REQ_F_FORCE    0x1u /* put: overwrite an existing file */
 #define XFER_REQ_F_PROOF    0x2u /* the proof field is set (--secret) */
 #define XFER_REQ_F_COPY	    0x4u /* get: the server must use its copy path (--copy) */
+#define XFER_REQ_F_DIRECT   0x8u /* put: the server pwrites with O_DIRECT (--direct) */
 #define XFER_ACC_F_ZEROCOPY 0x1u /* get: the CHUNKs point into the file's page cache */
 #define XFER_ACC_F_INPLACE  0x2u /* put: the ring is a window of the file (tmpfs) */
 #define XFER_NONCE_LEN	    32

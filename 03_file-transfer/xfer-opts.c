@@ -71,6 +71,7 @@ enum {
 	OPT_READ_ONLY,
 	OPT_WRITE_ONLY,
 	OPT_COPY,
+	OPT_DIRECT,
 	OPT_HASH_THREADS,
 };
 
@@ -93,6 +94,9 @@ static const char client_usage[] =
 	"                        one, the receiver pwrites from one, even where the NIC\n"
 	"                        could read or write the page cache itself (zero-copy,\n"
 	"                        in place)\n"
+	"      --direct          the receiver (we for a get, the server for a put)\n"
+	"                        pwrites from its ring with O_DIRECT: no copy in the page\n"
+	"                        cache (ext4, xfs, btrfs; chunks a multiple of 4K)\n"
 	"      --progress        show bytes, rate and ETA on stderr (default: if it is a TTY)\n"
 	"      --no-progress     never show progress\n"
 	"  -q, --quiet           print nothing but errors\n"
@@ -127,6 +131,9 @@ static const char server_usage[] =
 	"      --copy            always through our ring: a get's file is pread into it,\n"
 	"                        a put's pwritten from it, even where the NIC could use\n"
 	"                        the page cache itself (zero-copy, in place on tmpfs)\n"
+	"      --direct          a put's file is pwritten from our ring with O_DIRECT: no\n"
+	"                        copy in the page cache (ext4, xfs, btrfs; chunks a\n"
+	"                        multiple of 4K); a client's --direct asks for it too\n"
 	"      --read-only       serve get only: refuse every put\n"
 	"      --write-only      serve put only: refuse every get\n" RC_USAGE_SERVER_WAIT(
 		XFER_MAX_CLIENTS, RC_USAGE_LOSSY);
@@ -203,6 +210,7 @@ int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *e
 		{ "depth", required_argument, NULL, 't' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "copy", no_argument, NULL, OPT_COPY },
+		{ "direct", no_argument, NULL, OPT_DIRECT },
 		{ "hash-threads", required_argument, NULL, OPT_HASH_THREADS },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
@@ -236,6 +244,7 @@ int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *e
 			break;
 		case 'f': o->force = true; break;
 		case OPT_COPY: o->copy = true; break;
+		case OPT_DIRECT: o->direct = true; break;
 		case OPT_HASH_THREADS:
 			ret = parse_hash_threads(optarg, &o->hash_threads, err, errlen);
 			if (ret)
@@ -279,6 +288,7 @@ int xfer_parse_server(int argc, char **argv, struct xfer_server_opts *o, char *e
 		{ "write-only", no_argument, NULL, OPT_WRITE_ONLY },
 		{ "hash-threads", required_argument, NULL, OPT_HASH_THREADS },
 		{ "copy", no_argument, NULL, OPT_COPY },
+		{ "direct", no_argument, NULL, OPT_DIRECT },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -315,6 +325,7 @@ int xfer_parse_server(int argc, char **argv, struct xfer_server_opts *o, char *e
 		case OPT_READ_ONLY: o->read_only = true; break;
 		case OPT_WRITE_ONLY: o->write_only = true; break;
 		case OPT_COPY: o->copy = true; break;
+		case OPT_DIRECT: o->direct = true; break;
 		case OPT_HASH_THREADS:
 			ret = parse_hash_threads(optarg, &o->hash_threads, err, errlen);
 			if (ret)

@@ -45,6 +45,7 @@ struct xfer_client_opts {
 	unsigned hash_threads; /* --hash-threads: chunk digests at once */
 	bool force;
 	bool copy;    /* --copy: rings on both sides, never zero-copy or in place */
+	bool direct;  /* --direct: the receiver pwrites with O_DIRECT (xfer-sink.h) */
 	int progress; /* -1: if stderr is a TTY; 0 off; 1 on */
 	bool quiet;
 	bool json; /* --json: one JSON object on stdout instead of the line */
@@ -65,6 +66,7 @@ struct xfer_server_opts {
 	bool read_only;		 /* --read-only: get only */
 	bool write_only;	 /* --write-only: put only */
 	bool copy;		 /* --copy: always our ring (get: pread; put: pwrite) */
+	bool direct;		 /* --direct: a put's pwrite with O_DIRECT */
 };
 
 int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *err, size_t errlen);

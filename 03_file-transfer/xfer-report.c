@@ -39,7 +39,11 @@ void xfer_print_result(const struct xfer_client_opts *o, const struct xfer_resul
 	       o->op == XFER_PUT ? "put" : "get", o->name, r->size, secs,
 	       secs > 0 ? (double)r->size / secs / 1048576.0 : 0.0, XFER_HASH_NAME, hex);
 	/* -v: how much of the file went through the CPU on our side. */
-	if (o->rc.verbose)
+	if (o->rc.verbose && r->sink && r->sink->direct_bytes)
+		printf("copied by the CPU: %" PRIu64 " file bytes (pwrite from the ring; %" PRIu64
+		       " more with O_DIRECT)\n",
+		       r->copied, r->sink->direct_bytes);
+	else if (o->rc.verbose)
 		printf("copied by the CPU: %" PRIu64 " file bytes (%s)\n", r->copied,
 		       r->sink && r->sink->inplace  ? "in place: none"
 		       : o->op == XFER_GET	    ? "pwrite from the ring"
@@ -123,6 +127,11 @@ void xfer_print_json(const struct xfer_client_opts *o, const struct xfer_result 
 		}
 		/* File bytes our CPU copied between the file and the ring. */
 		rc_json_u64(&j, "cpu_copied_bytes", r->copied);
+		/* get --direct: bytes we wrote with O_DIRECT (the rest, if
+		 * any, went through the page cache: destination_reason). */
+		rc_json_u64(&j, "direct_bytes", r->sink ? r->sink->direct_bytes : 0);
+		rc_json_str(&j, "direct_reason",
+			    r->sink && r->sink->direct_why[0] ? r->sink->direct_why : NULL);
 		/* CPU seconds of this process, all its threads, from setup to
 		 * the end (getrusage RUSAGE_SELF); per GiB of the file once
 		 * moved. null: it failed before setup. */

@@ -11,7 +11,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <linux/magic.h> /* TMPFS_MAGIC */
+#include <linux/magic.h> /* TMPFS_MAGIC, EXT4_SUPER_MAGIC, ... */
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -217,23 +217,91 @@ static int bound_dirty(struct xfer_sink *s, uint64_t off, uint64_t len, char *er
 	return 0;
 }
 
+/* Stop writing with O_DIRECT (the rest goes through the page cache). */
+static void end_direct(struct xfer_sink *s, const char *why)
+{
+	int fl = fcntl(s->fd, F_GETFL);
+
+	if (fl >= 0)
+		fcntl(s->fd, F_SETFL, fl & ~O_DIRECT);
+	s->direct = false;
+	if (why)
+		snprintf(s->direct_why, sizeof(s->direct_why), "%s", why);
+}
+
+static bool aligned(uint64_t v)
+{
+	return v % XFER_DIRECT_ALIGN == 0;
+}
+
+/*
+ * Did the first direct write really bypass the page cache? ext4 writes
+ * through it, without an error, when a file cannot take direct I/O
+ * (ext4_dio_supported: data=journal, encrypted or verity files). So look
+ * once: the page written must not be in the page cache (mincore). NULL if
+ * it is not, else why O_DIRECT is given up.
+ */
+static const char *not_bypassed(const struct xfer_sink *s, uint64_t off)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	unsigned char in = 0;
+	void *m = mmap(NULL, page, PROT_READ, MAP_SHARED, s->fd, (off_t)(off - off % page));
+	int ret;
+
+	if (m == MAP_FAILED)
+		return "cannot check that O_DIRECT bypassed the page cache (mmap failed)";
+	ret = mincore(m, page, &in);
+	munmap(m, page);
+	if (ret)
+		return "cannot check that O_DIRECT bypassed the page cache (mincore failed)";
+	return in & 1 ? "a write with O_DIRECT went through the page cache all the same (this "
+			"file cannot take direct I/O)"
+		      : NULL;
+}
+
 int xfer_sink_write(struct xfer_sink *s, const void *buf, size_t len, uint64_t off, char *err,
 		    size_t errlen)
 {
 	const uint8_t *p = buf;
 	size_t done = 0;
+	bool direct;
 	ssize_t n;
 
+	/* A piece O_DIRECT cannot take (the file's short last chunk): from
+	 * here on the page cache, as without --direct. */
+	if (s->direct && !(aligned((uintptr_t)p) && aligned(off) && aligned(len)))
+		end_direct(s, NULL);
 	while (done < len) {
+		direct = s->direct;
 		n = pwrite(s->fd, p + done, len - done, (off_t)(off + done));
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (direct && (n < 0 ? errno == EINVAL : !aligned((uint64_t)n))) {
+			/* The file system refused this direct write, or wrote an
+			 * unaligned part: the rest through the page cache. */
+			end_direct(s, n < 0 ? "a write with O_DIRECT failed: Invalid argument"
+					    : "a write with O_DIRECT was cut short");
+			if (n < 0)
+				continue;
+		}
 		if (n <= 0)
 			return write_error(s, n < 0 ? errno : ENOSPC, "writing", off + done, err,
 					   errlen);
+		if (direct && !s->direct_checked) {
+			const char *why = not_bypassed(s, off + done);
+
+			s->direct_checked = true;
+			if (why) {
+				end_direct(s, why);
+				direct = false;
+			}
+		}
 		done += (size_t)n;
+		if (direct)
+			s->direct_bytes += (uint64_t)n;
 	}
-	return bound_dirty(s, off, len, err, errlen);
+	/* Direct writes leave no dirty pages to bound. */
+	return s->direct ? 0 : bound_dirty(s, off, len, err, errlen);
 }
 
 static void unplace(struct xfer_sink *s)
@@ -424,27 +492,61 @@ static int place_map(struct xfer_sink *s, uint64_t idx, char *err, size_t errlen
 	return ret;
 }
 
-void xfer_sink_choose(struct xfer_sink *s, struct ibv_pd *pd, bool force_copy, int extra_access,
-		      uint64_t size, uint32_t chunk, uint16_t depth, uint64_t more,
-		      const struct rc_log *log)
+/*
+ * --direct on the copy path: O_DIRECT on the file, where it bypasses the
+ * page cache: ext4, xfs and btrfs (a block device's file systems). Not on
+ * tmpfs (its pages are the file: since 6.6 it takes O_DIRECT and copies
+ * all the same), overlayfs (whatever is below it) or network file
+ * systems (a copy into their messages).
+ */
+static void try_direct(struct xfer_sink *s)
+{
+	struct statfs fs;
+	int fl;
+
+	if (s->inplace) {
+		snprintf(s->direct_why, sizeof(s->direct_why), "%s",
+			 "in place: the NIC writes the file itself");
+		return;
+	}
+	if (fstatfs(s->fd, &fs)) {
+		snprintf(s->direct_why, sizeof(s->direct_why), "fstatfs: %s", strerror(errno));
+		return;
+	}
+	if (fs.f_type != EXT4_SUPER_MAGIC && fs.f_type != XFS_SUPER_MAGIC &&
+	    fs.f_type != BTRFS_SUPER_MAGIC) {
+		snprintf(s->direct_why, sizeof(s->direct_why),
+			 "used on ext4, xfs and btrfs only, where it bypasses the page cache "
+			 "(this file system's type is 0x%lx)",
+			 (unsigned long)fs.f_type);
+		return;
+	}
+	if (!aligned(s->chunk)) {
+		snprintf(s->direct_why, sizeof(s->direct_why),
+			 "the chunk size (%u bytes) is not a multiple of %u", s->chunk,
+			 XFER_DIRECT_ALIGN);
+		return;
+	}
+	/* EINVAL: no direct I/O here after all (e.g. ext4 with data=journal). */
+	fl = fcntl(s->fd, F_GETFL);
+	if (fl < 0 || fcntl(s->fd, F_SETFL, fl | O_DIRECT)) {
+		snprintf(s->direct_why, sizeof(s->direct_why),
+			 "this file system refuses O_DIRECT: %s", strerror(errno));
+		return;
+	}
+	s->direct = true;
+}
+
+static void choose_path(struct xfer_sink *s, bool force_copy, int extra_access)
 {
 	struct statfs fs;
 	int ret;
 
-	s->chosen = true;
-	s->inplace = false;
-	s->pd = pd;
-	s->size = size;
-	s->chunk = chunk;
-	s->depth = depth;
-	s->log = log;
-	s->win[0] = (struct xfer_win){ .idx = UINT64_MAX };
-	s->win[1] = (struct xfer_win){ .idx = UINT64_MAX };
 	if (force_copy) {
 		snprintf(s->why, sizeof(s->why), "%s", "--copy");
 		return;
 	}
-	if (!size) {
+	if (!s->size) {
 		snprintf(s->why, sizeof(s->why), "%s", "an empty file has nothing to map");
 		return;
 	}
@@ -461,12 +563,13 @@ void xfer_sink_choose(struct xfer_sink *s, struct ibv_pd *pd, bool force_copy, i
 	s->kind = "tmpfs";
 	s->access = IBV_ACCESS_LOCAL_WRITE | extra_access;
 	/* The windows are locked memory, like the ring: within the limit. */
-	s->win_chunks = xfer_win_chunks(size, chunk, depth);
-	if (xfer_win_budget(size, chunk, depth, more, &s->win_chunks, s->why, sizeof(s->why)))
+	s->win_chunks = xfer_win_chunks(s->size, s->chunk, s->depth);
+	if (xfer_win_budget(s->size, s->chunk, s->depth, s->more, &s->win_chunks, s->why,
+			    sizeof(s->why)))
 		return;
 	/* The whole size now: the windows map it, the NIC writes into it. */
-	if (ftruncate(s->fd, (off_t)size)) {
-		snprintf(s->why, sizeof(s->why), "ftruncate to %" PRIu64 " bytes: %s", size,
+	if (ftruncate(s->fd, (off_t)s->size)) {
+		snprintf(s->why, sizeof(s->why), "ftruncate to %" PRIu64 " bytes: %s", s->size,
 			 strerror(errno));
 		return;
 	}
@@ -481,12 +584,38 @@ void xfer_sink_choose(struct xfer_sink *s, struct ibv_pd *pd, bool force_copy, i
 	s->inplace = true;
 }
 
+void xfer_sink_choose(struct xfer_sink *s, struct ibv_pd *pd, unsigned flags, int extra_access,
+		      uint64_t size, uint32_t chunk, uint16_t depth, uint64_t more,
+		      const struct rc_log *log)
+{
+	s->chosen = true;
+	s->inplace = false;
+	s->pd = pd;
+	s->size = size;
+	s->chunk = chunk;
+	s->depth = depth;
+	s->more = more;
+	s->log = log;
+	s->win[0] = (struct xfer_win){ .idx = UINT64_MAX };
+	s->win[1] = (struct xfer_win){ .idx = UINT64_MAX };
+	choose_path(s, flags & XFER_CHOOSE_COPY, extra_access);
+	if (flags & XFER_CHOOSE_DIRECT)
+		try_direct(s);
+}
+
 const char *xfer_sink_path(const struct xfer_sink *s, char *buf, size_t len)
 {
+	const char *why = s->chosen ? s->why : "not chosen";
+
 	if (s->inplace)
 		snprintf(buf, len, "NIC -> page cache (in place: %s)", s->kind);
+	else if (s->direct)
+		snprintf(buf, len, "ring -> pwrite with O_DIRECT (copy: %s)", why);
+	else if (s->direct_why[0])
+		snprintf(buf, len, "ring -> pwrite (copy: %s; not O_DIRECT: %s)", why,
+			 s->direct_why);
 	else
-		snprintf(buf, len, "ring -> pwrite (copy: %s)", s->chosen ? s->why : "not chosen");
+		snprintf(buf, len, "ring -> pwrite (copy: %s)", why);
 	return buf;
 }
 

@@ -46,12 +46,35 @@ struct xfer_sink {
 	char why[240];	  /* copy path: why not in place */
 	struct ibv_pd *pd;
 	int access;
-	uint64_t size, win_chunks;
+	uint64_t size, win_chunks, more;
 	uint32_t chunk;
 	uint16_t depth;
 	const struct rc_log *log;
 	struct xfer_win win[2];
+	/* --direct on the copy path: fd has O_DIRECT, so pwrite hands the
+	 * ring's pages to the device and the page cache keeps no copy. */
+	bool direct;
+	bool direct_checked;   /* the first direct write: seen to bypass the page cache */
+	char direct_why[160];  /* --direct refused or given up: why */
+	uint64_t direct_bytes; /* written with O_DIRECT */
 };
+
+/* O_DIRECT's alignment here: ring address, file offset and length, each a
+ * multiple of 4096 (the largest logical block size in common use; the
+ * ring's slots are page-aligned and -c is a multiple of 4 KiB). */
+#define XFER_DIRECT_ALIGN 4096u
+
+/* xfer_sink_choose's flags. */
+enum {
+	XFER_CHOOSE_COPY = 1,	/* --copy: the ring and pwrite, never in place */
+	XFER_CHOOSE_DIRECT = 2, /* --direct: on the copy path, pwrite with O_DIRECT */
+};
+
+/* xfer_sink_choose's flags from --copy and --direct. */
+static inline unsigned xfer_choose_flags(bool copy, bool direct)
+{
+	return (copy ? XFER_CHOOSE_COPY : 0) | (direct ? XFER_CHOOSE_DIRECT : 0);
+}
 
 /* xfer_sink_open's flags. */
 enum {
@@ -86,12 +109,17 @@ void xfer_sink_abort(struct xfer_sink *s);
  * unsafely): the ring and pwrite. (ODP would make it safe; see 03's
  * README for why 03 does not use it.) Sets the file's size and registers
  * window 0; never fails: a refusal selects the copy path, with the reason
- * in s->why. force_copy: --copy. more: bytes still to be registered.
+ * in s->why. flags: XFER_CHOOSE_*. more: bytes still to be registered.
+ * With XFER_CHOOSE_DIRECT on the copy path, the file gets O_DIRECT where
+ * its file system takes it (else s->direct_why says why not); the last
+ * chunk, when shorter than the alignment allows, goes through the page
+ * cache.
  */
-void xfer_sink_choose(struct xfer_sink *s, struct ibv_pd *pd, bool force_copy, int extra_access,
+void xfer_sink_choose(struct xfer_sink *s, struct ibv_pd *pd, unsigned flags, int extra_access,
 		      uint64_t size, uint32_t chunk, uint16_t depth, uint64_t more,
 		      const struct rc_log *log);
-/* "NIC -> page cache (in place: tmpfs)" or "ring -> pwrite (copy: WHY)". */
+/* "NIC -> page cache (in place: tmpfs)", "ring -> pwrite (copy: WHY)" or
+ * "ring -> pwrite with O_DIRECT (copy: WHY)". */
 const char *xfer_sink_path(const struct xfer_sink *s, char *buf, size_t len);
 /*
  * The disk thread's work for chunk seq in place (its data is in the file

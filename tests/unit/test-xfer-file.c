@@ -10,13 +10,17 @@
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <linux/magic.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -501,6 +505,115 @@ static void disk_thread_names_its_stall(void **state)
 	close(pfd[1]);
 }
 
+/* ------------------------------------------------------------------ */
+/* --direct: O_DIRECT pwrites                                          */
+/* ------------------------------------------------------------------ */
+
+/* Does the file system of dirfd take O_DIRECT from the sink (xfer-sink.c)? */
+static bool direct_fs(int dirfd)
+{
+	struct statfs fs;
+
+	assert_int_equal(fstatfs(dirfd, &fs), 0);
+	return fs.f_type == EXT4_SUPER_MAGIC || fs.f_type == XFS_SUPER_MAGIC ||
+	       fs.f_type == BTRFS_SUPER_MAGIC;
+}
+
+/* Pages of [off, off + len) of fd in the page cache. */
+static size_t resident(int fd, uint64_t off, size_t len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = len / page, in = 0;
+	unsigned char vec[64];
+	void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)off);
+
+	assert_true(m != MAP_FAILED && n <= sizeof(vec));
+	assert_int_equal(mincore(m, len, vec), 0);
+	for (size_t i = 0; i < n; i++)
+		in += vec[i] & 1;
+	munmap(m, len);
+	return in;
+}
+
+/*
+ * --direct on the copy path: on ext4, xfs or btrfs every aligned chunk is
+ * written with O_DIRECT (none of its pages in the page cache afterwards),
+ * the short last chunk through the page cache; elsewhere the reason.
+ * Either way the file holds exactly what was written.
+ */
+static void sink_direct_bypasses_the_page_cache(void **state)
+{
+	struct tmpdir *t = *state;
+	const uint32_t chunk = 64 << 10, tail = 1000;
+	const uint64_t size = 3ull * chunk + tail;
+	uint8_t *ring = aligned_alloc(XFER_DIRECT_ALIGN, chunk), *back = malloc(size);
+	char err[RC_ERR_LEN], path[400];
+	struct xfer_sink s;
+	bool fs_ok = direct_fs(t->fd);
+	int fd;
+
+	assert_non_null(ring);
+	assert_non_null(back);
+	open_sink(t, &s, "d", 0);
+	xfer_sink_choose(&s, NULL, XFER_CHOOSE_COPY | XFER_CHOOSE_DIRECT, 0, size, chunk, 4, 0,
+			 NULL);
+	xfer_sink_path(&s, path, sizeof(path));
+	if (!fs_ok) {
+		assert_false(s.direct);
+		assert_non_null(strstr(s.direct_why, "used on ext4, xfs and btrfs only"));
+		assert_non_null(
+			strstr(path, "ring -> pwrite (copy: --copy; not O_DIRECT: used on"));
+	} else {
+		assert_true(s.direct);
+		assert_string_equal(path, "ring -> pwrite with O_DIRECT (copy: --copy)");
+	}
+	for (uint64_t k = 0; k < 4; k++) {
+		uint32_t len = k < 3 ? chunk : tail;
+
+		for (uint32_t i = 0; i < len; i++)
+			ring[i] = (uint8_t)(k * 131 + i * 7 + (i >> 9));
+		assert_int_equal(xfer_sink_write(&s, ring, len, k * chunk, err, sizeof(err)), 0);
+		memcpy(back + k * chunk, ring, len);
+		/* The tail ended O_DIRECT for the rest, without a reason. */
+		assert_int_equal(s.direct, fs_ok && k < 3);
+	}
+	assert_int_equal(s.direct_bytes, fs_ok ? 3ull * chunk : 0);
+	assert_int_equal(s.direct_why[0] != '\0', !fs_ok);
+	if (fs_ok) /* what O_DIRECT wrote is not in the page cache; the tail is */
+		assert_int_equal(resident(s.fd, 0, 3 * chunk), 0);
+	assert_int_equal(resident(s.fd, 3 * chunk, chunk), 1);
+	assert_int_equal(xfer_sink_sync(&s, size, err, sizeof(err)), 0);
+	assert_int_equal(xfer_sink_commit(&s, err, sizeof(err)), 0);
+	fd = openat(t->fd, "d", O_RDONLY);
+	assert_true(fd >= 0);
+	memset(ring, 0, chunk);
+	for (uint64_t off = 0; off < size; off += chunk) {
+		size_t len = size - off < chunk ? size - off : chunk;
+
+		assert_int_equal(pread(fd, ring, len, (off_t)off), (ssize_t)len);
+		assert_memory_equal(ring, back + off, len);
+	}
+	close(fd);
+
+	/* A chunk size O_DIRECT cannot take: the reason, no O_DIRECT. */
+	open_sink(t, &s, "e", 0);
+	xfer_sink_choose(&s, NULL, XFER_CHOOSE_COPY | XFER_CHOOSE_DIRECT, 0, size, 5000, 4, 0,
+			 NULL);
+	assert_false(s.direct);
+	if (fs_ok)
+		assert_string_equal(s.direct_why,
+				    "the chunk size (5000 bytes) is not a multiple of 4096");
+	/* Without --direct: nothing said, nothing tried. */
+	xfer_sink_abort(&s);
+	open_sink(t, &s, "f", 0);
+	xfer_sink_choose(&s, NULL, XFER_CHOOSE_COPY, 0, size, chunk, 4, 0, NULL);
+	assert_false(s.direct);
+	assert_string_equal(xfer_sink_path(&s, path, sizeof(path)),
+			    "ring -> pwrite (copy: --copy)");
+	xfer_sink_abort(&s);
+	free(ring);
+	free(back);
+}
+
 /* Each sink test twice: as it runs (O_TMPFILE), and the fallback forced. */
 #define SINK_TEST(f, setup, what)                                              \
 	{                                                                      \
@@ -517,6 +630,7 @@ int main(void)
 		BOTH_SINKS(sink_force_fails_cleanly),
 		BOTH_SINKS(sink_killed_receiver_leaves),
 		BOTH_SINKS(sink_refuses_links_and_directories),
+		BOTH_SINKS(sink_direct_bypasses_the_page_cache),
 		cmocka_unit_test_setup_teardown(read_full_reports_short_files, dir_setup,
 						dir_teardown),
 		cmocka_unit_test(disk_thread_keeps_order_and_limit),

@@ -355,9 +355,9 @@ static void malformed_messages_rejected(void **state)
 	m = (struct xfer_msg){ .type = XFER_T_REQUEST };
 	m.u.request.name_len = 1;
 	m.u.request.name[0] = 'a';
-	expect_bad(&m, 0, 16 + 13, 0, "name length 0");	  /* name_len 0 */
-	expect_bad(&m, 0, 16 + 12, 1, "name length 257"); /* name_len 257 */
-	expect_bad(&m, 0, 16 + 11, 8, "unknown flags");
+	expect_bad(&m, 0, 16 + 13, 0, "name length 0");	   /* name_len 0 */
+	expect_bad(&m, 0, 16 + 12, 1, "name length 257");  /* name_len 257 */
+	expect_bad(&m, 0, 16 + 11, 0x10, "unknown flags"); /* 0x8 is DIRECT */
 	expect_bad(&m, 0, 16 + 272 + 5, 1, "proof but no proof flag");
 	expect_bad(&m, 0, 16 + 0, 0x80, "too large");	/* size >= 2^63 */
 	expect_bad(&m, 0, 16 + 16 + 1, 'b', "padding"); /* byte after the name */
