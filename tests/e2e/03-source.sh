@@ -280,6 +280,62 @@ t_direct_where_the_file_system_allows() {
 	want_json plain "d['direct_bytes'] == 0 and d['direct_reason'] is None" || return 1
 	stop_server srv
 }
+# direct_on_ext4_body DIR: --direct over RDMA into an ext4 mounted at DIR
+# (ordered data): both directions with O_DIRECT, then a chunk that is not a
+# multiple of 4096, then a file system (data=journal) where ext4 buffers
+# direct writes without an error and the mincore check must say so.
+direct_on_ext4_body() {
+	local e=$1 small=$((3 * 1048576 + 7))
+	mkdir -p "$e/root" "$e/local"
+	mkfile "$W/local/s" "$small"
+	start_server srv "$S" -v -r "$e/root" || return 1
+	run put "$C" "${CT[@]}" --direct -p "$PORT" "$W/local/s" "$RDMA_IP:s"
+	want_rc put 0 || return 1
+	same "$W/local/s" "$e/root/s" || return 1
+	wait_for srv "destination: ring -> pwrite with O_DIRECT \\(copy: not tmpfs: [^)]*\\)$" 5 || return 1
+	run get "$C" "${CT[@]}" --direct --json -p "$PORT" "$RDMA_IP:s" "$e/local/g"
+	want_rc get 0 || return 1
+	same "$W/local/s" "$e/local/g" || return 1
+	# All but the last, short chunk went with O_DIRECT: no CPU copy.
+	want_json get "d['direct_bytes'] == $small // 65536 * 65536 and
+		d['cpu_copied_bytes'] == $small % 65536 and d['direct_reason'] is None" || return 1
+	run odd "$C" "${CT[@]}" --direct --json -c 20000 -p "$PORT" "$RDMA_IP:s" "$e/local/o"
+	want_rc odd 0 || return 1
+	same "$W/local/s" "$e/local/o" || return 1
+	want_json odd "d['direct_bytes'] == 0 and
+		d['direct_reason'] == 'the chunk size (20000 bytes) is not a multiple of 4096'" || return 1
+	stop_server srv
+	cleanup_test
+	umount "$e" || { fail "cannot unmount $e"; return 1; }
+	mount -o loop,data=journal "$W/ext4.img" "$e" ||
+		{ fail "cannot mount the ext4 image with data=journal"; return 1; }
+	start_server srv "$S" -r "$e/root" || return 1
+	run jget "$C" "${CT[@]}" --direct --json -p "$PORT" "$RDMA_IP:s" "$e/local/j"
+	want_rc jget 0 || return 1
+	same "$W/local/s" "$e/local/j" || return 1
+	want_json jget "d['direct_bytes'] == 0 and d['cpu_copied_bytes'] == $small and
+		'page cache' in d['direct_reason']" || return 1
+	stop_server srv
+}
+
+t_direct_on_ext4() {
+	local e=$W/ext4 r
+	dirs
+	command -v mkfs.ext4 >/dev/null || { REASON="no mkfs.ext4 (e2fsprogs)"; return 77; }
+	modprobe loop 2>/dev/null
+	if ! truncate -s 64M "$W/ext4.img" || ! mkfs.ext4 -q -F "$W/ext4.img"; then
+		fail "mkfs.ext4 of a 64 MiB image failed"
+		return 1
+	fi
+	mkdir -p "$e"
+	mount -o loop "$W/ext4.img" "$e" 2>/dev/null ||
+		{ REASON="cannot mount an ext4 image on a loop device (not root, or no loop module)"; return 77; }
+	direct_on_ext4_body "$e"
+	r=$?
+	cleanup_test # the servers must be gone before the unmount
+	umount "$e" 2>/dev/null
+	return $r
+}
 
 t_memlock_too_small_falls_back() {
 	# An ordinary user with `ulimit -l` 4 MiB: the 8 MiB file's window
@@ -403,5 +459,5 @@ t_source_changed_during_get() {
 }
 
 run_tests t_put_source_path_per_kernel t_get_source_path_per_kernel t_destination_in_place \
-	t_direct_where_the_file_system_allows t_memlock_too_small_falls_back \
+	t_direct_where_the_file_system_allows t_direct_on_ext4 t_memlock_too_small_falls_back \
 	t_source_truncated_during_put t_source_rewritten_during_put t_source_changed_during_get

@@ -17,7 +17,7 @@ CT=(--timeout 5) # client timeout: every wait in the client is bounded by it
 # `rm -f "$T"/*` after each test and copies its files for TEST_KEEP_LOGS.
 W=$(mktemp -d "${TMPDIR:-/tmp}/rdma-e2e-03.XXXXXX")
 POOL=$(mktemp "${TMPDIR:-/tmp}/rdma-e2e-03-pool.XXXXXX") # see mkfile
-trap 'cleanup_test; umount "$W/small" 2>/dev/null; rm -rf "$T" "$W" "$POOL"' EXIT
+trap 'cleanup_test; umount "$W/small" "$W/ext4" 2>/dev/null; rm -rf "$T" "$W" "$POOL"' EXIT
 # shellcheck disable=SC2034
 OK_RE='bytes in [0-9]+\.[0-9]{3} s \([0-9]+\.[0-9] MiB/s\), xxh3-128 [0-9a-f]{32} verified$'
 
