@@ -267,19 +267,20 @@ bench-loss:
 	tools/bench-loss
 
 # Soft-RoCE (rdma_rxe) bugs, each shown by a verbs-only reproducer between
-# two VMs (tests/repro/, docs/kernels.md "Soft-RoCE bugs we know"); not part
-# of make test. REPRO_KERNELS (default 6.1 6.12 7), REPRO_ROUNDS (default
-# 5; repro-rxe-livelock: 12); REPRO_LOSS, REPRO_CASES, REPRO_READS, REPRO_WRITES
-# and REPRO_WSIZE: see
-# tests/repro/*.sh.
+# two VMs, or in one (rxe-odp) (tests/repro/, docs/kernels.md "Soft-RoCE
+# bugs we know"); not part of make test. REPRO_KERNELS (default 6.1 6.12 7),
+# REPRO_ROUNDS (default 5; repro-rxe-livelock: 12); REPRO_LOSS, REPRO_CASES,
+# REPRO_READS, REPRO_WRITES and REPRO_WSIZE: see tests/repro/*.sh.
 REPRO_KERNELS = 6.1 6.12 7
 REPRO_ROUNDS  = 5
 REPRO_PASS    = REPRO_ROUNDS REPRO_LOSS REPRO_CASES REPRO_READS REPRO_WRITES REPRO_WSIZE REPRO_RESULTS REPRO_OLD03
-.PHONY: repro repro-build repro-rxe-read-send repro-rxe-livelock reg-mr-probe
-repro: repro-rxe-read-send repro-rxe-livelock
-repro-build: $(B)/tests/rxe-read-send $(B)/tests/reg-mr-probe
+.PHONY: repro repro-build repro-rxe-read-send repro-rxe-livelock reg-mr-probe repro-rxe-odp
+repro: repro-rxe-read-send repro-rxe-livelock repro-rxe-odp
+repro-build: $(B)/tests/rxe-read-send $(B)/tests/reg-mr-probe $(B)/tests/rxe-odp
 $(B)/tests/rxe-read-send: $(B)/tests/repro/rxe-read-send.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/tests/rxe-odp: $(B)/tests/repro/rxe-odp.o
+	$(CC) $(LDFLAGS) -o $@ $^ -libverbs
 $(B)/tests/reg-mr-probe: $(B)/tests/repro/reg-mr-probe.o
 	$(CC) $(LDFLAGS) -o $@ $^ -libverbs
 repro-rxe-read-send: repro-build
@@ -304,6 +305,16 @@ reg-mr-probe: repro-build
 	tools/deps base
 	for k in $(REPRO_KERNELS); do \
 		tools/rdma-env --kernel $$k -t 300 -- tests/repro/reg-mr-probe.sh || exit 1; \
+	done
+
+# Does data the NIC READs into, or WRITEs into, an ODP mapping of a file
+# arrive (ext4, tmpfs, the VM's overlay)? One line per case and kernel of
+# REPRO_KERNELS (only 7.x's rxe has ODP); not part of make test or make repro.
+repro-rxe-odp: repro-build
+	tools/deps base
+	for k in $(REPRO_KERNELS); do \
+		REPRO_ROUNDS=$(REPRO_ROUNDS) RDMA_ENV_PASS="$(REPRO_PASS)" \
+			tools/rdma-env --kernel $$k -t 600 -- tests/repro/rxe-odp.sh || exit 1; \
 	done
 
 # Every --inject lesson, with what it shows and why, in the Soft-RoCE environment: one PASS/FAIL
