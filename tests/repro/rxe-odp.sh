@@ -13,22 +13,10 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 BIN=$PWD/build/tests/rxe-odp
 ROUNDS=${REPRO_ROUNDS:-3}
-[ -x "$BIN" ] || { echo "$BIN missing: make repro-build first" >&2; exit 2; }
-[ "$(id -u)" = 0 ] || { echo "rxe-odp.sh: needs root (a loop mount and a tmpfs)" >&2; exit 2; }
-command -v mkfs.ext4 >/dev/null || { echo "rxe-odp.sh: mkfs.ext4 not installed" >&2; exit 2; }
-W=$(mktemp -d "${TMPDIR:-/tmp}/rxe-odp.XXXXXX") || exit 2
-cleanup() {
-	umount "$W/ext4" "$W/tmpfs" 2>/dev/null
-	rm -rf "$W"
-}
-trap cleanup EXIT
-mkdir -p "$W/ext4" "$W/tmpfs" "$W/overlay" || exit 2
-modprobe loop 2>/dev/null # a module in Debian's kernels
-if ! truncate -s 96M "$W/img" || ! mkfs.ext4 -q -F "$W/img" || ! mount -o loop "$W/img" "$W/ext4"; then
-	echo "rxe-odp.sh: cannot loop-mount an ext4 image" >&2
-	exit 1
-fi
-mount -t tmpfs -o size=64M rxe-odp "$W/tmpfs" || { echo "rxe-odp.sh: cannot mount a tmpfs" >&2; exit 1; }
+# shellcheck source=fs.sh source-path=SCRIPTDIR
+. tests/repro/fs.sh
+repro_fs rxe-odp.sh "$BIN" 96M 64M
+mkdir -p "$W/overlay" || exit 2
 echo "kernel $(uname -r); file systems: $(findmnt -n -o FSTYPE -T "$W/ext4"), $(findmnt -n -o FSTYPE -T "$W/tmpfs"), $(findmnt -n -o FSTYPE -T "$W/overlay")"
 # The control: the same program with the destination pinned (no ODP), on
 # tmpfs, whose writable mappings every kernel here registers.

@@ -13,7 +13,8 @@
 #   get03old  the same with the 03 client in $REPRO_OLD03 (e.g. one built
 #           before a change, for comparison in the same run)
 #   writes6 --writes: REPRO_WRITES WRITEs of REPRO_WSIZE bytes, 16 in flight
-#           (02's --op write -s 4M -n 20), retry count 6 (our default)
+#           (02's --op write -s 4M -n 20), ACK timeout 14 (02's and perftest's),
+#           retry count 6 (our default)
 #   writes7 the same with retry count 7 (perftest's; "forever" on rxe)
 #   perfw   perftest's ib_write_bw at that size, count and depth
 # For the writes cases "bug" is the client's exit 4: RETRY_EXC_ERR, and
@@ -111,7 +112,7 @@ run_case() {
 		local nak0 res0
 		nak0=$(hw rcvd_seq_err) res0=$(hw completer_retry_err)
 		run cli "$BIN" client "$PEER" -p "${SPORT[rw]}" -s "$WSIZE" -d 16 -n "$WRITES" \
-			--writes --retry-count "${c#writes}" --timeout 150
+			--writes --retry-count "${c#writes}" --ack-timeout 14 --timeout 150
 		case $RC in
 		0) res=ok ;;
 		4) res=bug ;;
