@@ -131,6 +131,8 @@ wait_exit() {
 		fi
 		nap 0.1
 	done
+	# Where it is, before it is killed (stop_server reports it).
+	STUCK=$(where_stuck "${PID[$name]}")
 	kill -9 "${PID[$name]}" 2>/dev/null
 	wait "${PID[$name]}" 2>/dev/null
 	unset "PID[$name]"
@@ -240,12 +242,33 @@ alive() {
 	fail "$1 is no longer running: $(tail_of "$T/$1.err")"
 }
 
+# where_stuck PID: where each thread of a process that did not exit waits:
+# its state (D: uninterruptible, in the kernel) and the kernel function it
+# sleeps in, then, where gdb is installed, the functions of each thread's
+# stack (innermost first). One line; evidence for a hang, ours or below.
+where_stuck() {
+	local t st out=""
+	for t in /proc/"$1"/task/*; do
+		[ -r "$t/stat" ] || continue
+		st=$(sed 's/^.*) //' "$t/stat" 2>/dev/null | cut -d' ' -f1)
+		out+="${t##*/} $st $(cat "$t/wchan" 2>/dev/null); "
+	done
+	if [ -n "$out" ] && command -v gdb >/dev/null; then
+		out+=$(timeout 20 gdb -p "$1" -batch -nx -ex 'thread apply all bt 8' 2>/dev/null |
+			awk '/^Thread /{printf "| T%s:", $2} /^#[0-9]/{for(i=1;i<=NF;i++) if($i=="in"){printf " %s", $(i+1); break} else if(i==2 && $i!~/^0x/){printf " %s", $i; break}}')
+	fi
+	echo "${out:-gone}"
+}
+
 # stop_server NAME: SIGTERM, then it must exit 0 within 10 s.
 stop_server() {
+	local where=""
+	STUCK=""
 	kill -TERM "${PID[$1]}" 2>/dev/null
 	wait_exit "$1" 10
 	[ "$RC" = 0 ] && return 0
-	fail "server $1 exited $RC after SIGTERM (124: did not exit in 10s): $(tail_of "$T/$1.err")"
+	[ "$RC" = 124 ] && where=" threads: $STUCK"
+	fail "server $1 exited $RC after SIGTERM (124: did not exit in 10s):$where $(tail_of "$T/$1.err")"
 }
 
 # unsanitized: skip (77) when the programs are built with SANITIZE=...:
