@@ -545,14 +545,8 @@ static int on_put_done(struct session *s, uint64_t arrived, const struct xfer_do
 	if (ret)
 		return refuse(s, -ret, "server: %s", why);
 	rc_trace(&s->c->log, "in place: %s (%s)", s->sink.name, s->sink.how);
-	if (s->sink.direct_bytes)
-		rc_trace(&s->c->log,
-			 "copied by the CPU: %" PRIu64 " file bytes (pwrite from the ring; %" PRIu64
-			 " more with O_DIRECT)",
-			 s->io.copied, s->sink.direct_bytes);
-	else
-		rc_trace(&s->c->log, "copied by the CPU: %" PRIu64 " file bytes (%s)", s->io.copied,
-			 s->sink.inplace ? "in place: none" : "pwrite from the ring");
+	rc_trace(&s->c->log, "copied by the CPU: %" PRIu64 " file bytes (%s)", s->io.copied,
+		 xfer_sink_copies(&s->sink, why, sizeof(why)));
 	trace_cpu(s);
 	m.u.done.size = s->size;
 	memcpy(m.u.done.hash, s->digest, XFER_HASH_LEN);

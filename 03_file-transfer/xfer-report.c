@@ -32,20 +32,16 @@ void xfer_cpu_fmt(char *out, size_t outlen, const struct xfer_cpu *c, uint64_t b
 void xfer_print_result(const struct xfer_client_opts *o, const struct xfer_result *r)
 {
 	double secs = (double)(r->t1_ns - r->t0_ns) / 1e9;
-	char hex[2 * XFER_HASH_LEN + 1], cpu[128];
+	char hex[2 * XFER_HASH_LEN + 1], cpu[128], how[96];
 
 	xfer_hash_hex(r->digest, hex);
 	printf("%s %s: %" PRIu64 " bytes in %.3f s (%.1f MiB/s), %s %s verified\n",
 	       o->op == XFER_PUT ? "put" : "get", o->name, r->size, secs,
 	       secs > 0 ? (double)r->size / secs / 1048576.0 : 0.0, XFER_HASH_NAME, hex);
 	/* -v: how much of the file went through the CPU on our side. */
-	if (o->rc.verbose && r->sink && r->sink->direct_bytes)
-		printf("copied by the CPU: %" PRIu64 " file bytes (pwrite from the ring; %" PRIu64
-		       " more with O_DIRECT)\n",
-		       r->copied, r->sink->direct_bytes);
-	else if (o->rc.verbose)
+	if (o->rc.verbose)
 		printf("copied by the CPU: %" PRIu64 " file bytes (%s)\n", r->copied,
-		       r->sink && r->sink->inplace  ? "in place: none"
+		       r->sink			    ? xfer_sink_copies(r->sink, how, sizeof(how))
 		       : o->op == XFER_GET	    ? "pwrite from the ring"
 		       : r->src && r->src->zerocopy ? "zero-copy: none"
 						    : "pread into the ring");
@@ -127,8 +123,8 @@ void xfer_print_json(const struct xfer_client_opts *o, const struct xfer_result 
 		}
 		/* File bytes our CPU copied between the file and the ring. */
 		rc_json_u64(&j, "cpu_copied_bytes", r->copied);
-		/* get --direct: bytes we wrote with O_DIRECT (the rest, if
-		 * any, went through the page cache: destination_reason). */
+		/* get --direct: bytes we wrote with O_DIRECT; direct_reason:
+		 * why not, or why the rest went through the page cache. */
 		rc_json_u64(&j, "direct_bytes", r->sink ? r->sink->direct_bytes : 0);
 		rc_json_str(&j, "direct_reason",
 			    r->sink && r->sink->direct_why[0] ? r->sink->direct_why : NULL);

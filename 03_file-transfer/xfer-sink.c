@@ -619,6 +619,18 @@ const char *xfer_sink_path(const struct xfer_sink *s, char *buf, size_t len)
 	return buf;
 }
 
+const char *xfer_sink_copies(const struct xfer_sink *s, char *buf, size_t len)
+{
+	if (s->inplace)
+		snprintf(buf, len, "in place: none");
+	else if (s->direct_bytes)
+		snprintf(buf, len, "pwrite from the ring; %" PRIu64 " more with O_DIRECT",
+			 s->direct_bytes);
+	else
+		snprintf(buf, len, "pwrite from the ring");
+	return buf;
+}
+
 /* In place: the next window when its turn comes (xfer_win_turn). */
 int xfer_sink_place(struct xfer_sink *s, uint64_t seq, char *err, size_t errlen)
 {

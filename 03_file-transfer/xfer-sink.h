@@ -121,6 +121,10 @@ void xfer_sink_choose(struct xfer_sink *s, struct ibv_pd *pd, unsigned flags, in
 /* "NIC -> page cache (in place: tmpfs)", "ring -> pwrite (copy: WHY)" or
  * "ring -> pwrite with O_DIRECT (copy: WHY)". */
 const char *xfer_sink_path(const struct xfer_sink *s, char *buf, size_t len);
+/* What the receiver's CPU did with the file's bytes, for "copied by the
+ * CPU: N file bytes (...)": "in place: none", "pwrite from the ring" or
+ * "pwrite from the ring; M more with O_DIRECT". */
+const char *xfer_sink_copies(const struct xfer_sink *s, char *buf, size_t len);
 /*
  * The disk thread's work for chunk seq in place (its data is in the file
  * already): register the next window when its turn comes, start the

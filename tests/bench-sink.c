@@ -71,8 +71,7 @@ static int run(int dirfd, const uint8_t *ring, uint64_t size, bool direct, doubl
 		fprintf(stderr, "bench-sink: %s\n", err);
 		return -1;
 	}
-	xfer_sink_choose(&s, NULL, XFER_CHOOSE_COPY | (direct ? XFER_CHOOSE_DIRECT : 0), 0, size,
-			 CHUNK, DEPTH, 0, NULL);
+	xfer_sink_choose(&s, NULL, xfer_choose_flags(true, direct), 0, size, CHUNK, DEPTH, 0, NULL);
 	xfer_sink_path(&s, path, pathlen);
 	t0 = now_s();
 	c0 = cpu_s();
@@ -100,7 +99,7 @@ int main(int argc, char **argv)
 	double rate[2][RUNS], cpu[2][RUNS], load[3];
 	char path[2][400];
 	uint64_t mib = argc > 2 ? strtoull(argv[2], NULL, 10) : 256, size = mib << 20;
-	uint8_t *ring = aligned_alloc(4096, (size_t)CHUNK * DEPTH);
+	uint8_t *ring = aligned_alloc(XFER_DIRECT_ALIGN, (size_t)CHUNK * DEPTH);
 	int dirfd;
 
 	if (argc < 2 || argc > 3 || !mib || !ring) {

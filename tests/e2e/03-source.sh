@@ -293,6 +293,8 @@ direct_on_ext4_body() {
 	want_rc put 0 || return 1
 	same "$W/local/s" "$e/root/s" || return 1
 	wait_for srv "destination: ring -> pwrite with O_DIRECT \\(copy: not tmpfs: [^)]*\\)$" 5 || return 1
+	wait_for srv "copied by the CPU: 7 file bytes \\(pwrite from the ring; 3145728 more with O_DIRECT\\)" 5 ||
+		return 1
 	run get "$C" "${CT[@]}" --direct --json -p "$PORT" "$RDMA_IP:s" "$e/local/g"
 	want_rc get 0 || return 1
 	same "$W/local/s" "$e/local/g" || return 1

@@ -30,8 +30,8 @@
  * here whose rxe has ODP, every operation completes successfully and the
  * data is wrong, in both directions, on ext4, tmpfs and the overlay, with
  * or without --touch: each packet's payload lands at the start of its page
- * (with the 1024-byte MTU, bytes 3072..4095 of each page's data end up in
- * bytes 0..1023 and the rest of the page stays zero). rxe_odp.c's
+ * (with the 1024-byte MTU, the pages it maps out hold their source bytes
+ * 3072..4095 in bytes 0..1023 and zeros after; 3/4 of all words are zero). rxe_odp.c's
  * __rxe_odp_mr_copy computes the offset within the page and never adds
  * it. The control is right.
  *

@@ -546,7 +546,7 @@ static void sink_direct_bypasses_the_page_cache(void **state)
 	const uint32_t chunk = 64 << 10, tail = 1000;
 	const uint64_t size = 3ull * chunk + tail;
 	uint8_t *ring = aligned_alloc(XFER_DIRECT_ALIGN, chunk), *back = malloc(size);
-	char err[RC_ERR_LEN], path[400];
+	char err[RC_ERR_LEN], path[400], text[96];
 	struct xfer_sink s;
 	bool fs_ok = direct_fs(t->fd);
 	int fd;
@@ -578,6 +578,10 @@ static void sink_direct_bypasses_the_page_cache(void **state)
 	}
 	assert_int_equal(s.direct_bytes, fs_ok ? 3ull * chunk : 0);
 	assert_int_equal(s.direct_why[0] != '\0', !fs_ok);
+	/* What -v and the server's trace say of the receiver's copies. */
+	snprintf(text, sizeof(text), "pwrite from the ring; %u more with O_DIRECT", 3 * chunk);
+	assert_string_equal(xfer_sink_copies(&s, path, sizeof(path)),
+			    fs_ok ? text : "pwrite from the ring");
 	if (fs_ok) /* what O_DIRECT wrote is not in the page cache; the tail is */
 		assert_int_equal(resident(s.fd, 0, 3 * chunk), 0);
 	assert_int_equal(resident(s.fd, 3 * chunk, chunk), 1);
