@@ -270,10 +270,10 @@ bench-loss:
 # two VMs, or in one (rxe-odp) (tests/repro/, docs/kernels.md "Soft-RoCE
 # bugs we know"); not part of make test. REPRO_KERNELS (default 6.1 6.12 7),
 # REPRO_ROUNDS (default 5; repro-rxe-livelock: 12); REPRO_LOSS, REPRO_CASES,
-# REPRO_READS, REPRO_WRITES and REPRO_WSIZE: see tests/repro/*.sh.
+# REPRO_READS, REPRO_WRITES, REPRO_WSIZE, REPRO_PUT_MIB and REPRO_NETEM_EXTRA: see tests/repro/*.sh.
 REPRO_KERNELS = 6.1 6.12 7
 REPRO_ROUNDS  = 5
-REPRO_PASS    = REPRO_ROUNDS REPRO_LOSS REPRO_CASES REPRO_READS REPRO_WRITES REPRO_WSIZE REPRO_RESULTS REPRO_OLD03
+REPRO_PASS    = REPRO_ROUNDS REPRO_LOSS REPRO_CASES REPRO_READS REPRO_WRITES REPRO_WSIZE REPRO_RESULTS REPRO_OLD03 REPRO_PUT_MIB REPRO_NETEM_EXTRA
 .PHONY: repro repro-build repro-rxe-read-send repro-rxe-livelock reg-mr-probe repro-rxe-odp
 repro: repro-rxe-read-send repro-rxe-livelock repro-rxe-odp
 repro-build: $(B)/tests/rxe-read-send $(B)/tests/reg-mr-probe $(B)/tests/rxe-odp

@@ -333,7 +333,15 @@ static int run_phase(struct client *cl, enum ibv_wr_opcode op, struct rc_buf *lo
 			return rc_fail(&c->log, EPROTO,
 				       "completion %s wr_id=%" PRIu64 ", expected wr_id=%" PRIu64,
 				       rc_wc_opcode_str(wc.opcode), wc.wr_id, WR_DATA + next);
-		done = next + 1;
+		/* What moved, for the crawl bound (RC_CRAWL_MIN, rc-counters.c). */
+		for (; done <= next; done++) {
+			uint64_t off;
+			uint32_t len;
+
+			rw_piece(cl->size, cl->piece_max, done % rw_pieces(cl->size, cl->piece_max),
+				 &off, &len);
+			rc_link_moved(c, len);
+		}
 	}
 	*ns = rc_now_ns() - t0;
 	return 0;

@@ -635,6 +635,7 @@ static int put_loop(struct client *cl)
 		    written < posted) {
 			/* Our copy of the chunk is sent: its slot may be
 			 * refilled, with the chunk `depth` further on. */
+			rc_link_moved(&cl->conn, xfer_chunk_len(cl->size, cl->opt.chunk, written));
 			written++;
 			xfer_disk_allow(&cl->disk, written + depth);
 			continue;
@@ -807,6 +808,7 @@ static int get_loop(struct client *cl)
 		    done < posted) {
 			/* READs complete in order: chunk `done` is in our slot,
 			 * for the disk thread to write. */
+			rc_link_moved(&cl->conn, xfer_chunk_len(cl->size, cl->opt.chunk, done));
 			xfer_disk_allow(&cl->disk, ++done);
 			continue;
 		}

@@ -60,6 +60,41 @@ static int read_counter(const char *dir, const char *name, uint64_t *v)
 	return errno || end == text || (*end && *end != '\n') ? -1 : 0;
 }
 
+/*
+ * The packets the port received: Soft-RoCE's hw_counters/rcvd_pkts (1), or
+ * the IB port counter counters/port_rcv_packets (2). A port that resends
+ * and receives nothing has lost its peer: a wait does not go on for it
+ * (at retry count 7 Soft-RoCE's own resends never stop).
+ */
+static int rx_read(const struct rc_link *l, int which, uint64_t *v)
+{
+	char dir[sizeof(l->dir) + 16];
+
+	if (which == 1)
+		return read_counter(l->dir, "rcvd_pkts", v);
+	snprintf(dir, sizeof(dir), "%s/../counters", l->dir);
+	return read_counter(dir, "port_rcv_packets", v);
+}
+
+/* Note the received packets now (rx_have: known). */
+static void rx_mark(struct rc_link *l)
+{
+	l->rx_have = l->rx > 0 && rx_read(l, l->rx, &l->rx_base) == 0;
+}
+
+/* Did the port receive packets since rx_mark? Unknown counts as yes. */
+static bool rx_heard(struct rc_link *l)
+{
+	uint64_t v;
+
+	if (!l->rx_have || rx_read(l, l->rx, &v))
+		return true;
+	if (v == l->rx_base)
+		return false;
+	l->rx_base = v;
+	return true;
+}
+
 int rc_link_find(struct rc_link *l, const char *dev, unsigned port)
 {
 	uint64_t v;
@@ -75,6 +110,7 @@ int rc_link_find(struct rc_link *l, const char *dev, unsigned port)
 			l->names |= 1u << i;
 	if (l->names)
 		l->state = 1;
+	l->rx = rx_read(l, 1, &v) == 0 ? 1 : rx_read(l, 2, &v) == 0 ? 2 : -1;
 	return l->names ? 0 : -1;
 }
 
@@ -136,6 +172,7 @@ static int wait_half_way(struct rc_conn *c, struct rc_cq_wait *w)
 	else if (!l->state)
 		l->state = -1;
 	l->have = rc_link_read(l, &l->base) == 0;
+	rx_mark(l);
 	w->deadline_us += (uint64_t)(c->timeout_ms - half) * 1000u;
 	return 0;
 }
@@ -195,6 +232,14 @@ int rc_wait_timed_out(struct rc_conn *c, struct rc_cq_wait *w)
 		return rc_fail(&c->log, ETIMEDOUT, "no progress within %" PRIu64 " ms: %s",
 			       waited_us / 1000u, why);
 	if (l->phase && l->have && rc_link_read(l, &sum) == 0 && sum > l->base) {
+		/* Resending, and nothing came back: the peer is gone. */
+		if (!rx_heard(l))
+			return rc_fail(&c->log, ETIMEDOUT,
+				       "no completion within %" PRIu64 " ms: the port resent (its "
+				       "retransmission counters rose by %" PRIu64 ") and received "
+				       "nothing for the last %" PRIu64 " ms; hint: the peer's host "
+				       "is down or stalled, or the link is down",
+				       waited_us / 1000u, l->rose + sum - l->base, half_us / 1000u);
 		/* The transport is still resending: lossy, but not silent. */
 		l->rose += sum - l->base;
 		l->base = sum;
@@ -317,12 +362,47 @@ void rc_wc_explain(struct rc_conn *c, const struct ibv_wc *wc)
 		note_lossy_link(c, "but");
 }
 
+/*
+ * RC_CRAWL_*: at a wait's start, once a window of RC_CRAWL_WINDOW x the
+ * timeout has passed: fail if the port counted a peer's packets out of
+ * order, resent or NAKed in it and the caller moved less than RC_CRAWL_MIN.
+ */
+static int crawl_check(struct rc_conn *c)
+{
+	struct rc_link *l = &c->link;
+	uint64_t now = rc_now_us(), win_us = (uint64_t)c->timeout_ms * RC_CRAWL_WINDOW * 1000u;
+	uint64_t peer = 0, moved = l->moved - l->win_moved;
+	bool have;
+
+	if (!l->moved || l->state <= 0) /* not counted, or no counters */
+		return 0;
+	if (l->win_start_us && now - l->win_start_us < win_us)
+		return 0;
+	have = read_sum(l, PEER_NAMES, &peer) == 0;
+	if (l->win_start_us && have && l->win_have && peer > l->win_peer && moved < RC_CRAWL_MIN)
+		return rc_fail(
+			&c->log, ETIMEDOUT,
+			"moved only %" PRIu64 " KiB in %" PRIu64
+			" s while the port counted %" PRIu64
+			" packets from a peer out of order, resent or NAKed: a lossy or "
+			"reordering link, too slow to go on (at least %u KiB per %d x --timeout); "
+			"hint: on RoCE check PFC/ECN",
+			moved >> 10, (now - l->win_start_us) / 1000000u, peer - l->win_peer,
+			RC_CRAWL_MIN >> 10, RC_CRAWL_WINDOW);
+	l->win_start_us = now;
+	l->win_moved = l->moved;
+	l->win_peer = peer;
+	l->win_have = have;
+	return 0;
+}
+
 /* rc_next_wc's every wait: a new one (phase 0); the connection's first
  * notes the counters. */
-static void wait_begin(struct rc_conn *c)
+static int wait_begin(struct rc_conn *c)
 {
 	c->link.phase = 0;
 	rc_link_begin(c);
+	return crawl_check(c);
 }
 
 const struct rc_link_hooks rc_link_counters = {

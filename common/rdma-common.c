@@ -521,8 +521,8 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 	void *cq_ctx;
 	int n, ret;
 
-	if (h)
-		h->begin(c);
+	if (h && (ret = h->begin(c)))
+		return ret;
 	for (;;) {
 		if (c->wc_next < c->wc_count) {
 			*wc = c->wc[c->wc_next++];

@@ -44,16 +44,19 @@
 /*
  * The transport's retries: what it does when packets are lost, and when it
  * gives up. We choose all three values: the defaults are slow (rdma_cm's
- * ACK timeout on RoCE is 2^19 x 4.096 us = 2.1 s on Linux 6.1) or
- * unbounded (Soft-RoCE treats a retry_count of 7 like rnr_retry 7: retry
- * forever).
+ * ACK timeout on RoCE is 2^19 x 4.096 us = 2.1 s on Linux 6.1).
  *
- * retry_count 6: how often the NIC resends what the peer did not
- * acknowledge before the WR fails with IBV_WC_RETRY_EXC_ERR. A silent
- * peer fails the QP after (6 + 1) x the ACK timeout. The count starts
- * afresh when an ACK arrives; Soft-RoCE also counts each NAK for a gap
- * (rxe_comp.c) and restarts only on a positive ACK, so bursts of loss or
- * reordering can exhaust it while the peer is alive (docs/reliability.md).
+ * retry_count 7: how often the NIC resends what the peer did not
+ * acknowledge before the WR fails with IBV_WC_RETRY_EXC_ERR; perftest's
+ * and NCCL's value. A NIC gives a silent peer up after (7 + 1) x the ACK
+ * timeout, ~0.5 s. The count starts afresh when an ACK arrives; Soft-RoCE
+ * also counts each NAK for a gap (rxe_comp.c) and restarts only on a
+ * positive ACK, and never counts 7 down: it resends for ever. So on
+ * Soft-RoCE our own bounds end a transfer (rc-counters.c): --timeout for a
+ * peer that sends nothing back, 3 x --timeout of extended waits, and at
+ * least 1 MiB per 2 x --timeout while the link resends. With 6, bursts of
+ * loss ended healthy transfers there where perftest's went on
+ * (docs/reliability.md).
  *
  * rnr_retry_count 6: how often a SEND that found no receive posted is
  * resent. 7 would mean "forever", turning a missing receive into a hang;
@@ -73,14 +76,14 @@
  * ran 2-2.5x faster with 2^14 than with 2^16 (268 ms), as fast as
  * ib_write_bw/ib_read_bw with the same timer (docs/reliability.md). The
  * default (2^19 = 2.1 s on Linux 6.1) stalled our transfers past their
- * 10 s waits. A silent peer is given up after (RC_RETRY_COUNT + 1) x 67
- * ms = ~0.5 s, inside --timeout. Raise it (--ack-timeout 16: ~1.9 s; 18:
- * ~7.5 s) where the peer may be unresponsive for longer (busy, emulated
+ * 10 s waits. A NIC gives a silent peer up after (RC_RETRY_COUNT + 1) x 67
+ * ms = ~0.5 s, inside --timeout. Raise it (--ack-timeout 16: ~2.1 s; 18:
+ * ~8.6 s) where the peer may be unresponsive for longer (busy, emulated
  * hosts) or outages must be ridden out. README.md's troubleshooting and
  * docs/reliability.md have the measurements.
  */
 #define RC_ACK_TIMEOUT	   14
-#define RC_RETRY_COUNT	   6
+#define RC_RETRY_COUNT	   7
 #define RC_RNR_RETRY_COUNT 6
 
 /* ------------------------------------------------------------------ */
@@ -313,6 +316,16 @@ struct rc_dev {
  * that keeps failing ends the connection within a bounded time.
  */
 #define RC_LINK_BUDGET 3
+/*
+ * A transfer that crawls: every wait ends in time, yet little moves (on a
+ * link that reorders most packets, Soft-RoCE, which resends for ever at
+ * retry count 7, went on at ~23 KiB/s: docs/reliability.md). A connection
+ * whose caller counts what it moves (rc_link_moved) must move at least
+ * RC_CRAWL_MIN bytes in every RC_CRAWL_WINDOW x timeout_ms in which the
+ * port counted a peer's packets out of order, resent or NAKed.
+ */
+#define RC_CRAWL_WINDOW 2
+#define RC_CRAWL_MIN	(1u << 20)
 
 /* The port's counters and one wait's look at them, in struct rc_conn. */
 struct rc_link {
@@ -333,6 +346,15 @@ struct rc_link {
 	 * what they had taken when the current wait began. A service that
 	 * reuses a connection for many requests may zero spent_us per request. */
 	uint64_t spent_us, spent_before_us;
+	/* Packets the port received (rxe's rcvd_pkts, or the IB
+	 * port_rcv_packets): a wait goes on only if the peer is heard. */
+	int rx; /* 0: not looked for; 1: rcvd_pkts; 2: port_rcv_packets; -1 */
+	bool rx_have;
+	uint64_t rx_base;
+	/* RC_CRAWL_*: the bytes the caller moved (rc_link_moved), and the
+	 * current window's start, bytes and peer counters. */
+	uint64_t moved, win_start_us, win_moved, win_peer;
+	bool win_have;
 };
 
 struct rc_conn;
@@ -345,8 +367,8 @@ struct rc_cq_wait;
  * peer disconnected"), and rdma-common.c needs no other file.
  */
 struct rc_link_hooks {
-	/* At the start of each wait. */
-	void (*begin)(struct rc_conn *c);
+	/* At the start of each wait: 0, or the error that ends it at once. */
+	int (*begin)(struct rc_conn *c);
 	/* How long the wait sleeps before asking timed_out (not timeout_ms). */
 	int (*first_ms)(const struct rc_conn *c);
 	/* The wait reached w's deadline: 0 to wait on (w moved), or the error. */
@@ -475,6 +497,12 @@ int rc_link_read(const struct rc_link *l, uint64_t *sum);
 /* At a connection's first wait: find the counters, note conn_peer;
  * later calls do nothing. */
 void rc_link_begin(struct rc_conn *c);
+/* The caller moved `bytes` (a completed WRITE or READ): what RC_CRAWL_MIN
+ * is measured against. A connection that never calls it is not checked. */
+static inline void rc_link_moved(struct rc_conn *c, uint64_t bytes)
+{
+	c->link.moved += bytes;
+}
 
 /*
  * How long rc_next_wc's wait sleeps before asking rc_wait_timed_out:
@@ -487,7 +515,8 @@ int rc_wait_first_ms(const struct rc_conn *c);
  * rc_next_wc's wait reached w's deadline. At half the timeout:
  * read the counters, wait for the other half (returns 0). At the timeout:
  * a local stall (c->local_stall) fails with its message; counters that
- * rose since the last look mean the link is lossy but alive: the deadline
+ * rose since the last look, while the port received packets (where it
+ * counts them), mean the link is lossy but the peer alive: the deadline
  * moves on by half a timeout (returns 0; one -v line) while the
  * connection's budget lasts (RC_LINK_BUDGET timeouts for all its extended
  * waits, each charged from its start). Else -ETIMEDOUT, log.err naming

@@ -17,7 +17,11 @@
 #           retry count 6 (our default)
 #   writes7 the same with retry count 7 (perftest's; "forever" on rxe)
 #   perfw   perftest's ib_write_bw at that size, count and depth
-# For the writes cases "bug" is the client's exit 4: RETRY_EXC_ERR, and
+#   put03r6 03_file-transfer's put of REPRO_PUT_MIB (64) MiB with default options (64 KiB
+#           chunks, 16 in flight, ACK timeout 14, retry count 6)
+#   put03r7 the same with --retry-count 7
+# For the writes cases "bug" is the client's exit 4: RETRY_EXC_ERR (for the
+# put03 cases: "transport retry counter exceeded" on either side), and
 # each line adds how much node 1's rcvd_seq_err (sequence NAKs received)
 # and completer_retry_err (resends) rose during the run.
 # Each run is bounded. One line per run, then per-case counts; the counts
@@ -47,6 +51,8 @@ CASES=${REPRO_CASES:-mix reads perf}
 READS=${REPRO_READS:-1000} # 64 KiB each: 62.5 MiB per run
 WRITES=${REPRO_WRITES:-20}
 WSIZE=${REPRO_WSIZE:-4194304}
+PUT_MIB=${REPRO_PUT_MIB:-64}
+EXTRA=${REPRO_NETEM_EXTRA:-} # more netem arguments, e.g. "delay 1ms 1ms"
 OUT=${REPRO_RESULTS:-$ROOT/build/repro-rxe-read-send.txt}
 BIN=$ROOT/build/tests/rxe-read-send
 B3=$ROOT/03_file-transfer
@@ -65,8 +71,9 @@ netem() { # LOSS (0: none) on eth0 of both nodes
 	tc qdisc del dev eth0 root 2>/dev/null
 	on2 "tc qdisc del dev eth0 root 2>/dev/null; true"
 	[ "$1" = 0 ] && return 0
-	tc qdisc add dev eth0 root netem limit 10240 loss "$1" &&
-		on2 "tc qdisc add dev eth0 root netem limit 10240 loss $1"
+	# shellcheck disable=SC2086 # one word per netem argument
+	tc qdisc add dev eth0 root netem limit 10240 loss "$1" $EXTRA &&
+		on2 "tc qdisc add dev eth0 root netem limit 10240 loss $1 $EXTRA"
 }
 
 warns() { dmesg | grep -c 'rxe_comp.c:[0-9]* rxe_completer'; }
@@ -122,6 +129,21 @@ run_case() {
 		detail="$detail rcvd_seq_err +$(($(hw rcvd_seq_err) - nak0)), completer_retry_err +$(($(hw completer_retry_err) - res0))"
 		;;
 	perfw) perftest 150 ib_write_bw "$WSIZE" -n "$WRITES" -t 16 ;;
+	put03r6 | put03r7)
+		local nak0 res0
+		nak0=$(hw rcvd_seq_err) res0=$(hw completer_retry_err)
+		run cli "$B3/rdma-client" -f --progress --retry-count "${c#put03r}" -p "${SPORT[03]}" "$W/src64" "$PEER:put64"
+		res=other
+		if [ "$RC" = 0 ] && on2 "cmp -s $R2/put64 $R2/src64"; then
+			res=ok
+		elif grep -q 'retry counter exceeded' "$T/cli.err"; then
+			res=bug
+		fi
+		detail="put $(grep -o 'in [0-9.]* s ([0-9.]* MiB/s' "$T/cli.out"))"
+		[ "$res" = ok ] || detail="exit $RC: $(tail_of "$T/cli.err" 2)"
+		detail="$detail; rcvd_seq_err +$(($(hw rcvd_seq_err) - nak0)), completer_retry_err +$(($(hw completer_retry_err) - res0))"
+		on2 "rm -f $R2/put64"
+		;;
 	get03 | get03old)
 		local prog=$B3/rdma-client
 		[ "$c" = get03old ] && prog=${REPRO_OLD03:?REPRO_OLD03 must name a 03 client}
@@ -146,13 +168,18 @@ run_case() {
 head -c $((16 << 20)) /dev/urandom >"$W/src16"
 cp "$W/src16" "$S2/src16"
 on2 "rm -rf $R2 && mkdir -p $R2 && mv $S2/src16 $R2/src16" || exit 1
+if [[ " $CASES " == *" put03"* ]]; then
+	head -c $((PUT_MIB << 20)) /dev/urandom >"$W/src64"
+	cp "$W/src64" "$S2/src64"
+	on2 "mv $S2/src64 $R2/src64" || exit 1
+fi
 declare -A SPORT
 start_server2 rs "$BIN" server --idle 900 || {
 	echo "$REASON"
 	exit 1
 }
 SPORT[rs]=$PORT
-if [[ " $CASES " == *" get03"* ]]; then
+if [[ " $CASES " == *" get03"* || " $CASES " == *" put03"* ]]; then
 	start_server2 s3 "$B3/rdma-server" -r "$R2" || {
 		echo "$REASON"
 		exit 1
@@ -167,7 +194,7 @@ if [[ " $CASES " == *" writes"* ]]; then
 	SPORT[rw]=$PORT
 fi
 KEEP2=(rs s3 rw)
-echo "repro rxe-read-send: kernel $KVER, $ROUNDS rounds, loss $LOSS, cases $CASES, $READS READs of 64 KiB"
+echo "repro rxe-read-send: kernel $KVER, $ROUNDS rounds, loss $LOSS${EXTRA:+ with $EXTRA}, cases $CASES, $READS READs of 64 KiB"
 for ((r = 1; r <= ROUNDS; r++)); do
 	echo "round $r"
 	for l in $LOSS; do

@@ -420,6 +420,102 @@ static void wait_ends_when_counters_stop(void **state)
 	fake_port_remove(&f);
 }
 
+/*
+ * At retry count 7 Soft-RoCE resends for ever: its own resends while the
+ * port receives nothing (rcvd_pkts flat) are a peer gone, not a lossy
+ * link, and end the wait at its timeout.
+ */
+static void resends_without_replies_end_the_wait(void **state)
+{
+	char path[256];
+	struct fake_port f;
+	struct rc_cq_wait w;
+	struct rc_conn c;
+
+	(void)state;
+	fake_port_make(&f, true);
+	fake_counter(&f, "rcvd_pkts", 500);
+	link_conn(&c, &w, &f, true);
+	assert_int_equal(c.link.rx, 1);
+	assert_int_equal(rc_wait_timed_out(&c, &w), 0); /* half-way */
+	fake_counter(&f, "completer_retry_err", 104);
+	assert_int_equal(rc_wait_timed_out(&c, &w), -ETIMEDOUT);
+	assert_string_equal(c.log.err,
+			    "no completion within 1000 ms: the port resent (its retransmission "
+			    "counters rose by 4) and received nothing for the last 500 ms; hint: "
+			    "the peer's host is down or stalled, or the link is down");
+	/* Packets came back: lossy, the peer alive: the wait goes on, until
+	 * the port resends and hears nothing again. */
+	link_conn(&c, &w, &f, true);
+	assert_int_equal(rc_wait_timed_out(&c, &w), 0);
+	fake_counter(&f, "completer_retry_err", 108);
+	fake_counter(&f, "rcvd_pkts", 520);
+	assert_int_equal(rc_wait_timed_out(&c, &w), 0);
+	fake_counter(&f, "completer_retry_err", 110);
+	assert_int_equal(rc_wait_timed_out(&c, &w), -ETIMEDOUT);
+	assert_non_null(strstr(c.log.err,
+			       "no completion within 1500 ms: the port resent (its "
+			       "retransmission counters rose by 6) and received nothing"));
+	fake_port_remove(&f);
+	/* An InfiniBand port: counters/port_rcv_packets beside hw_counters. */
+	fake_port_make(&f, true);
+	snprintf(path, sizeof(path), "%s/../counters", f.dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	strncat(path, "/port_rcv_packets", sizeof(path) - strlen(path) - 1);
+	FILE *fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs("77\n", fp);
+	assert_int_equal(fclose(fp), 0);
+	link_conn(&c, &w, &f, true);
+	assert_int_equal(c.link.rx, 2);
+	assert_int_equal(rc_wait_timed_out(&c, &w), 0);
+	fake_counter(&f, "rcvd_seq_err", 9);
+	assert_int_equal(rc_wait_timed_out(&c, &w), -ETIMEDOUT);
+	assert_non_null(strstr(c.log.err, "and received nothing for the last 500 ms"));
+	fake_port_remove(&f);
+}
+
+/*
+ * The crawl bound: once the caller counts what it moves, every window of
+ * RC_CRAWL_WINDOW x timeout in which the port counted a peer's packets out
+ * of order, resent or NAKed must move RC_CRAWL_MIN; a slow sender on a
+ * clean link (the counters quiet) may take its time.
+ */
+static void crawl_ends_a_transfer(void **state)
+{
+	const struct rc_link_hooks *h = &rc_link_counters;
+	struct fake_port f;
+	struct rc_cq_wait w;
+	struct rc_conn c;
+
+	(void)state;
+	fake_port_make(&f, true);
+	link_conn(&c, &w, &f, true);
+	c.timeout_ms = 50; /* windows of 100 ms */
+	assert_int_equal(h->begin(&c), 0);
+	assert_int_equal(c.link.win_start_us, 0); /* nothing counted: no check */
+	rc_link_moved(&c, 64 << 10);
+	assert_int_equal(h->begin(&c), 0); /* the first window starts */
+	assert_int_not_equal(c.link.win_start_us, 0);
+	fake_counter(&f, "rcvd_seq_err", 50);
+	assert_int_equal(h->begin(&c), 0); /* within the window: not yet */
+	usleep(110000);
+	rc_link_moved(&c, 1 << 20);
+	assert_int_equal(h->begin(&c), 0); /* 1 MiB moved: enough */
+	usleep(110000);
+	rc_link_moved(&c, 100 << 10);
+	assert_int_equal(h->begin(&c), 0); /* slow, but the counters quiet */
+	usleep(110000);
+	rc_link_moved(&c, 100 << 10);
+	fake_counter(&f, "rcvd_seq_err", 90);
+	assert_int_equal(h->begin(&c), -ETIMEDOUT);
+	assert_non_null(strstr(c.log.err, "moved only 100 KiB in 0 s while the port counted 40 "
+					  "packets from a peer out of order, resent or NAKed: a "
+					  "lossy or reordering link, too slow to go on (at least "
+					  "1024 KiB per 2 x --timeout)"));
+	fake_port_remove(&f);
+}
+
 static bool disk_busy(void *arg, char *buf, size_t len)
 {
 	(void)arg;
@@ -727,6 +823,8 @@ int main(void)
 		cmocka_unit_test(budget_spans_the_connection),
 		cmocka_unit_test(wait_ends_when_counters_stop),
 		cmocka_unit_test(wait_without_counters_is_as_before),
+		cmocka_unit_test(resends_without_replies_end_the_wait),
+		cmocka_unit_test(crawl_ends_a_transfer),
 		cmocka_unit_test(next_wc_ends_at_the_cap),
 		cmocka_unit_test(next_wc_budget_spans_calls),
 		cmocka_unit_test(next_wc_ends_when_quiet),
