@@ -54,8 +54,8 @@
  * positive ACK, and never counts 7 down: it resends for ever. So on
  * Soft-RoCE our own bounds end a transfer (rc-counters.c): --timeout for a
  * peer that sends nothing back, 3 x --timeout of extended waits, and at
- * least 1 MiB per 2 x --timeout while the link resends. With 6, bursts of
- * loss ended healthy transfers there where perftest's went on
+ * least 1 MiB per 2 x --timeout while the link resends. With 6, loss now
+ * and then ended healthy transfers there where perftest's went on
  * (docs/reliability.md).
  *
  * rnr_retry_count 6: how often a SEND that found no receive posted is
