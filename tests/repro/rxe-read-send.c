@@ -69,6 +69,7 @@
 #define SEND_BYTES 16
 #define WR_SEND	   ((uint64_t)1 << 62) /* wr_id of a SEND: this bit and the READ's index */
 #define NRECV	   1024		       /* receives the server keeps posted */
+#define SPREAD	   4 /* the server's ring has SPREAD x depth slots, the client's depth */
 
 struct hello { /* private data of rdma_accept, host order (one machine type) */
 	uint64_t addr;
@@ -216,7 +217,7 @@ static int get_wcs(struct conn *c, struct ibv_wc *wc, int n, int ms)
 
 static int serve_one(struct conn *c, struct rdma_cm_id *id, const struct opts *o)
 {
-	size_t ring = (size_t)o->size * o->depth;
+	size_t ring = (size_t)o->size * o->depth * SPREAD;
 	struct rdma_conn_param cp = { .responder_resources = RDMA_MAX_RESP_RES };
 	struct hello h;
 	struct ibv_wc wc[16];
@@ -365,7 +366,15 @@ static int connect_to(struct conn *c, const struct opts *o, struct hello *h)
 	return 0;
 }
 
-/* READ k (or, with --writes, WRITE k) between slot k % depth on both sides. */
+/* The server's slot of READ k: a local slot's next READ brings other bytes,
+ * so a late response of its previous READ landing in it shows. */
+static uint64_t remote_slot(const struct hello *h, uint64_t k)
+{
+	return k % ((uint64_t)h->depth * SPREAD);
+}
+
+/* READ k (or, with --writes, WRITE k) between local slot k % depth and
+ * the server's remote_slot(k). */
 static int post_read(struct conn *c, const struct hello *h, uint64_t k, bool write)
 {
 	uint32_t slot = (uint32_t)(k % h->depth);
@@ -380,7 +389,7 @@ static int post_read(struct conn *c, const struct hello *h, uint64_t k, bool wri
 
 	if (!write)
 		memset(dst, 0, h->size); /* a READ that brings less leaves zeros */
-	wr.wr.rdma.remote_addr = h->addr + (uint64_t)slot * h->size;
+	wr.wr.rdma.remote_addr = h->addr + remote_slot(h, k) * h->size;
 	wr.wr.rdma.rkey = h->rkey;
 	return ibv_post_send(c->id->qp, &wr, &bad);
 }
@@ -399,16 +408,40 @@ static int post_small_send(struct conn *c, uint64_t k)
 	return ibv_post_send(c->id->qp, &wr, &bad);
 }
 
-/* Does slot k % depth hold what the server's slot holds? */
-static bool read_ok(const struct conn *c, const struct hello *h, uint64_t k)
+/* Does this run of n bytes at offset i of the server's slot r match p? */
+static bool from_slot(const uint8_t *p, const struct hello *h, uint64_t r, uint32_t i, uint32_t n)
 {
-	uint32_t slot = (uint32_t)(k % h->depth);
-	const uint8_t *p = c->buf + (size_t)slot * h->size;
-
-	for (uint32_t i = 0; i < h->size; i++)
-		if (p[i] != pattern((uint64_t)slot * h->size + i))
+	for (uint32_t j = 0; j < n; j++)
+		if (p[j] != pattern(r * h->size + i + j))
 			return false;
 	return true;
+}
+
+/* Does local slot k % depth hold what the server's remote_slot(k) holds?
+ * If not, say into why where it first differs and whose bytes are there. */
+static bool read_ok(const struct conn *c, const struct hello *h, uint64_t k, char *why, size_t len)
+{
+	const uint8_t *p = c->buf + (size_t)(k % h->depth) * h->size;
+	uint64_t want = remote_slot(h, k), bad = 0;
+	uint32_t first = h->size, n;
+	int64_t from = -1;
+
+	for (uint32_t i = 0; i < h->size; i++)
+		if (p[i] != pattern(want * h->size + i)) {
+			first = first < i ? first : i;
+			bad++;
+		}
+	if (!bad)
+		return true;
+	n = h->size - first < 16 ? h->size - first : 16;
+	for (uint64_t r = 0; r < (uint64_t)h->depth * SPREAD && from < 0; r++)
+		if (from_slot(p + first, h, r, first, n))
+			from = (int64_t)r;
+	snprintf(why, len, "%" PRIu64 " of %u bytes differ from byte %u on; there: %s %" PRId64,
+		 bad, h->size, first,
+		 from >= 0 ? "the bytes of server slot" : (p[first] ? "bytes of no slot" : "zeros"),
+		 from >= 0 ? from : (int64_t)want);
+	return false;
 }
 
 static int run_client(const struct opts *o)
@@ -420,6 +453,7 @@ static int run_client(const struct opts *o)
 	double t0, deadline;
 	int first_bad = -1, rc = 1;
 	uint64_t bad_id = 0;
+	char why[160];
 
 	if (connect_to(&c, o, &h))
 		goto out;
@@ -454,11 +488,10 @@ static int run_client(const struct opts *o)
 				sends++;
 				continue;
 			}
-			if (!o->writes && !read_ok(&c, &h, wc[i].wr_id)) {
-				printf("BUG: READ %" PRIu64
-				       " completed successfully, but its buffer lacks "
-				       "data\n",
-				       wc[i].wr_id);
+			if (!o->writes && !read_ok(&c, &h, wc[i].wr_id, why, sizeof(why))) {
+				printf("BUG: READ %" PRIu64 " (server slot %" PRIu64
+				       ") completed successfully with other data: %s\n",
+				       wc[i].wr_id, remote_slot(&h, wc[i].wr_id), why);
 				rc = 3;
 				goto out;
 			}

@@ -9,6 +9,9 @@
 #   gate    mix, but a READ only once every SEND is acknowledged (--gate)
 #   reads   the same READs, no SENDs (--reads-only)
 #   perf    perftest's ib_read_bw, the same size and count
+#   readsr6, readsr7, gater6, gater7, mixr6, mixr7
+#           reads, gate or mix with ACK timeout 14 and retry count 6 or 7
+#           (03's defaults and --retry-count 7)
 #   get03   03_file-transfer's get of 16 MiB, -c 64K -t 8 (tests/e2e2's)
 #   get03old  the same with the 03 client in $REPRO_OLD03 (e.g. one built
 #           before a change, for comparison in the same run)
@@ -20,6 +23,9 @@
 #   put03r6 03_file-transfer's put of REPRO_PUT_MIB (64) MiB with default options (64 KiB
 #           chunks, 16 in flight, ACK timeout 14, retry count 6)
 #   put03r7 the same with --retry-count 7
+#   get03r6, get03r7  03's get of that file, default options and retry
+#           count 6 or 7; "bug" is a chunk whose data differs from the
+#           sender's hash (03's per-chunk check)
 # For the writes cases "bug" is the client's exit 4: RETRY_EXC_ERR (for the
 # put03 cases: "transport retry counter exceeded" on either side), and
 # each line adds how much node 1's rcvd_seq_err (sequence NAKs received)
@@ -102,10 +108,10 @@ run_case() {
 	local loss=$1 c=$2 res detail w0 t0=$SECONDS
 	w0=$(warns)
 	case $c in
-	mix | reads | gate)
+	mix | reads | gate | mixr[67] | readsr[67] | gater[67])
 		local ro=()
-		[ "$c" = reads ] && ro=(--reads-only)
-		[ "$c" = gate ] && ro=(--gate)
+		case $c in reads*) ro=(--reads-only) ;; gate*) ro=(--gate) ;; esac
+		[[ $c == *r[67] ]] && ro+=(--ack-timeout 14 --retry-count "${c: -1}")
 		run cli "$BIN" client "$PEER" -p "${SPORT[rs]}" -n "$READS" --timeout 90 "${ro[@]}"
 		case $RC in
 		0) res=ok ;;
@@ -144,6 +150,18 @@ run_case() {
 		detail="$detail; rcvd_seq_err +$(($(hw rcvd_seq_err) - nak0)), completer_retry_err +$(($(hw completer_retry_err) - res0))"
 		on2 "rm -f $R2/put64"
 		;;
+	get03r6 | get03r7)
+		run cli "$B3/rdma-client" -f --progress --retry-count "${c#get03r}" -p "${SPORT[03]}" "$PEER:src64" "$W/got"
+		res=other
+		if [ "$RC" = 0 ] && cmp -s "$W/got" "$W/src64"; then
+			res=ok
+		elif grep -q 'differs: the sender hashed' "$T/cli.err"; then
+			res=bug
+		fi
+		detail="get $(grep -o 'in [0-9.]* s ([0-9.]* MiB/s' "$T/cli.out"))"
+		[ "$res" = ok ] || detail="exit $RC: $(tail_of "$T/cli.err" 2)"
+		rm -f "$W/got"
+		;;
 	get03 | get03old)
 		local prog=$B3/rdma-client
 		[ "$c" = get03old ] && prog=${REPRO_OLD03:?REPRO_OLD03 must name a 03 client}
@@ -168,7 +186,7 @@ run_case() {
 head -c $((16 << 20)) /dev/urandom >"$W/src16"
 cp "$W/src16" "$S2/src16"
 on2 "rm -rf $R2 && mkdir -p $R2 && mv $S2/src16 $R2/src16" || exit 1
-if [[ " $CASES " == *" put03"* ]]; then
+if [[ " $CASES " == *" put03"* || " $CASES " == *" get03r"* ]]; then
 	head -c $((PUT_MIB << 20)) /dev/urandom >"$W/src64"
 	cp "$W/src64" "$S2/src64"
 	on2 "mv $S2/src64 $R2/src64" || exit 1
