@@ -437,10 +437,16 @@ static bool read_ok(const struct conn *c, const struct hello *h, uint64_t k, cha
 	for (uint64_t r = 0; r < (uint64_t)h->depth * SPREAD && from < 0; r++)
 		if (from_slot(p + first, h, r, first, n))
 			from = (int64_t)r;
-	snprintf(why, len, "%" PRIu64 " of %u bytes differ from byte %u on; there: %s %" PRId64,
-		 bad, h->size, first,
-		 from >= 0 ? "the bytes of server slot" : (p[first] ? "bytes of no slot" : "zeros"),
-		 from >= 0 ? from : (int64_t)want);
+	if (from >= 0)
+		snprintf(why, len,
+			 "%" PRIu64
+			 " of %u bytes differ from byte %u on, which holds server slot %" PRId64
+			 "'s bytes",
+			 bad, h->size, first, from);
+	else
+		snprintf(why, len, "%" PRIu64 " of %u bytes differ from byte %u on, which holds %s",
+			 bad, h->size, first,
+			 p[first] ? "bytes of no slot" : "zeros (never written)");
 	return false;
 }
 
