@@ -139,8 +139,8 @@ static int setup(struct client *cl)
 static int connect_server(struct client *cl)
 {
 	uint8_t hello[BASIC_HELLO_LEN], t = (uint8_t)cl->opt.rc.ack_timeout;
-	/* No RDMA READ in 01: initiator_depth, responder_resources 0. Finite
-	 * retries fail a WR instead of hanging; the server's QP takes ours too. */
+	/* No RDMA READ: initiator_depth, responder_resources 0. Retry 7 (Soft-RoCE:
+	 * for ever, --timeout ends it); finite RNR retries; the server's QP takes both. */
 	struct rdma_conn_param p = { .private_data = hello,
 				     .private_data_len = sizeof(hello),
 				     .retry_count = (uint8_t)cl->opt.rc.retry_count,

@@ -13,14 +13,13 @@
  * size); then
  *   put: hash chunk k in the file's registered window (zero-copy), or
  *        pread it into slot k % depth and hash it there (copy), and
- *        RDMA_WRITE_WITH_IMM it
- *        into slot k % depth of the server's ring, the immediate naming slot and
- *        sequence; a slot is written again only after the server returned
- *        its CREDIT (its copy is on disk) and our WRITE completed (our copy
- *        may be overwritten), and its CREDIT carries the server's digest of
- *        the chunk, which must be ours; up to DEPTH chunks in flight, and the disk
- *        reads of the next chunks happen while earlier chunks are on the
- *        wire;
+ *        RDMA_WRITE_WITH_IMM it into slot k % depth of the server's ring,
+ *        the immediate naming slot and sequence; a slot is written again
+ *        only after the server returned its CREDIT (its copy is on disk)
+ *        and our WRITE completed (our copy may be overwritten), and its
+ *        CREDIT carries the server's digest of the chunk, which must be
+ *        ours; up to DEPTH chunks in flight, and the disk reads of the
+ *        next chunks happen while earlier chunks are on the wire;
  *   get: for each CHUNK{slot, offset, len, seq, digest} the server
  *        announces, RDMA_READ the slot into our own slot (at most rd_depth
  *        READs in flight: the responder keeps state for each), pwrite it to
@@ -39,9 +38,9 @@
  * pread/pwrite of each chunk, in order, and --hash-threads threads
  * (default 2) compute each chunk's XXH3-128 (xfer-disk.h and xfer-hash.h
  * say how they hand chunks over). So the copy and the hashing of some
- * chunks overlap the posting of the others, on other cores. O_DIRECT
- * into the ring would remove the copy too, at the price of alignment
- * rules.
+ * chunks overlap the posting of the others, on other cores. --direct
+ * writes a get's file from the ring with O_DIRECT where the file system
+ * takes it: no page-cache copy, at the price of alignment rules.
  *
  * With --json, the result comes as one JSON object for scripts.
  */
@@ -94,9 +93,8 @@ struct client {
 	char qname[400];  /* the remote name, quoted */
 	char qlocal[400]; /* the local name, quoted */
 	struct xfer_progress prog;
-	uint64_t t0_ns, t1_ns; /* REQUEST sent, file committed */
-	/* Ours, all threads (RUSAGE_SELF): before setup, and at t1_ns. */
-	struct xfer_cpu cpu0, cpu1;
+	uint64_t t0_ns, t1_ns;	       /* REQUEST sent, file committed */
+	struct xfer_cpu cpu0, cpu1;    /* ours, all threads: before setup, at t1_ns */
 	bool cpu_counted;	       /* cpu0 was read */
 	struct xfer_hello hello;       /* what we connected with: the proof covers it */
 	uint8_t nonce[XFER_NONCE_LEN]; /* from the server's CHALLENGE */
@@ -584,7 +582,9 @@ static int disk_done(struct client *cl, uint64_t *done)
 	int ret;
 
 	ret = xfer_disk_done(&cl->disk, done, why, sizeof(why));
-	return ret ? give_up(cl, -ret, "%s", why) : 0;
+	if (ret && (ret = give_up(cl, -ret, "%s", why)) && cl->disk.pool.differs)
+		rc_read_data_explain(&cl->conn); /* a get's READ: a known cause? */
+	return ret;
 }
 
 static int put_loop(struct client *cl)

@@ -269,6 +269,20 @@ int rc_wait_timed_out(struct rc_conn *c, struct rc_cq_wait *w)
 
 static void note_lossy_link(struct rc_conn *c, const char *lead);
 
+/* Is c's device Soft-RoCE (rdma_rxe's vendor id, 0xffffff)? Then true,
+ * with the running kernel's major and minor version. */
+static bool soft_roce_kernel(const struct rc_conn *c, int *major, int *minor)
+{
+	struct ibv_device_attr a;
+	char rel[65];
+
+	if (!c->dev.verbs || ibv_query_device(c->dev.verbs, &a) || a.vendor_id != 0xffffff)
+		return false;
+	*major = *minor = 0;
+	sscanf(rc_kernel_release(rel, sizeof(rel)), "%d.%d", major, minor);
+	return true;
+}
+
 /*
  * The connection's first failure is a flush, before our own
  * rdma_disconnect. A peer's DISCONNECTED never flushes our QP (librdmacm's
@@ -282,8 +296,6 @@ static void first_flush(struct rc_conn *c, const struct ibv_wc *wc)
 {
 	const char *gone = c->peer_disconnected ? "; the peer has disconnected since" : "";
 	int major = 0, minor = 0;
-	struct ibv_device_attr a;
-	char rel[65];
 
 	if (c->local_disconnected) /* our own teardown: the hint says so */
 		return;
@@ -299,8 +311,7 @@ static void first_flush(struct rc_conn *c, const struct ibv_wc *wc)
 			note_lossy_link(c, "but");
 		return;
 	}
-	if (c->dev.verbs && ibv_query_device(c->dev.verbs, &a) == 0 && a.vendor_id == 0xffffff) {
-		sscanf(rc_kernel_release(rel, sizeof(rel)), "%d.%d", &major, &minor);
+	if (soft_roce_kernel(c, &major, &minor)) {
 		rc_fail(&c->log, EIO,
 			"work request %" PRIu64 " failed: %s, and no error came before it: "
 			"Soft-RoCE moved the QP to the error state without reporting an error; "
@@ -317,21 +328,58 @@ static void first_flush(struct rc_conn *c, const struct ibv_wc *wc)
 	note_lossy_link(c, "and");
 }
 
+/* How many of a live peer's packets the port counted out of order,
+ * resent or NAKed during this connection (0: none, or no counters). */
+static uint64_t peer_astray(const struct rc_conn *c)
+{
+	const struct rc_link *l = &c->link;
+	uint64_t sum;
+
+	if (!l->conn_have || read_sum(l, PEER_NAMES, &sum) || sum <= l->conn_peer)
+		return 0;
+	return sum - l->conn_peer;
+}
+
 /* Did the port see a live peer's packets go astray during this
  * connection? Then append `lead` and what it counted to c->log.err. */
 static void note_lossy_link(struct rc_conn *c, const char *lead)
 {
-	struct rc_link *l = &c->link;
 	size_t n = strlen(c->log.err);
-	uint64_t sum;
+	uint64_t k = peer_astray(c);
 
-	if (!l->conn_have || read_sum(l, PEER_NAMES, &sum) || sum <= l->conn_peer)
+	if (!k)
 		return;
 	snprintf(
 		c->log.err + n, sizeof(c->log.err) - n,
 		"; %s during this connection the port counted %" PRIu64 " packets from a peer "
 		"out of order, resent or NAKed: a lossy or reordering link (on RoCE check PFC/ECN)",
-		lead, sum - l->conn_peer);
+		lead, k);
+}
+
+void rc_read_data_note(struct rc_conn *c, bool soft_roce, int major, int minor)
+{
+	size_t n = strlen(c->log.err);
+
+	/* tests/repro/rxe-read-send's mix case shows it on 6.12 and 7.3, not on
+	 * 6.1 (docs/kernels.md). */
+	bool shown = major > 6 || (major == 6 && minor >= 12);
+
+	if (!soft_roce || !shown || !peer_astray(c))
+		return;
+	snprintf(c->log.err + n, sizeof(c->log.err) - n,
+		 "; Soft-RoCE on Linux %d.%d can complete a READ with data missing when READs and "
+		 "SENDs share a QP and packets are lost or reordered: a known rdma_rxe bug (see "
+		 "docs/kernels.md)",
+		 major, minor);
+	note_lossy_link(c, "and");
+}
+
+void rc_read_data_explain(struct rc_conn *c)
+{
+	int major = 0, minor = 0;
+	bool rxe = soft_roce_kernel(c, &major, &minor);
+
+	rc_read_data_note(c, rxe, major, minor);
 }
 
 const char *rc_kernel_release(char *buf, size_t len)

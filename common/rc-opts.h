@@ -27,7 +27,7 @@ enum rc_exit {
  * as rdma-common.h's RC_ACK_TIMEOUT and RC_RETRY_COUNT, which explain them
  * (a unit test keeps them equal). */
 #define RC_DEFAULT_ACK_TIMEOUT 14
-#define RC_DEFAULT_RETRY_COUNT 6
+#define RC_DEFAULT_RETRY_COUNT 7
 
 /* The options every program of the collection shares. */
 struct rc_opts {
@@ -103,8 +103,8 @@ enum {
 	"                        4.096 us x 2^N (0 to 31, 0: never; default " RC_STR(RC_DEFAULT_ACK_TIMEOUT) ": 67 ms)\n" \
 	"      --retry-count N   resends in a row without an answer before a request fails\n" \
 	"                        with RETRY_EXC_ERR (0 to 7; default " RC_STR(RC_DEFAULT_RETRY_COUNT) "); the server's\n" \
-	"                        QP takes this count too (7: Soft-RoCE retries forever,\n" \
-	"                        then --timeout bounds a silent peer)\n" \
+	"                        QP takes this count too (7, perftest's: on Soft-RoCE\n" \
+	"                        for ever, then --timeout bounds a silent peer)\n" \
 	"  -v, --verbose         trace every CM event, work request and completion\n" \
 	"  -h, --help            this text\n"
 #define RC_USAGE_SERVER(max_clients) RC_USAGE_SERVER_WAIT(max_clients, "")

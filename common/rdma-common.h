@@ -46,17 +46,17 @@
  * gives up. We choose all three values: the defaults are slow (rdma_cm's
  * ACK timeout on RoCE is 2^19 x 4.096 us = 2.1 s on Linux 6.1).
  *
- * retry_count 6: how often the NIC resends what the peer did not
- * acknowledge before the WR fails with IBV_WC_RETRY_EXC_ERR; a silent peer
- * fails the QP after (6 + 1) x the ACK timeout. The count starts afresh
- * when an ACK arrives; Soft-RoCE also counts each NAK for a gap
- * (rxe_comp.c) and restarts only on a positive ACK, so loss or reordering
- * now and then exhausts it while the peer is alive. Not perftest's 7:
- * Soft-RoCE never counts 7 down (resends for ever), and with 7 a get under
- * heavy reordering once stopped on a chunk whose data differed from the
- * sender's, cause not known (docs/reliability.md). At 7 our own bounds end
- * a transfer (rc-counters.c): --timeout for a peer that sends nothing back,
- * 3 x --timeout of extended waits, at least 1 MiB per 2 x --timeout.
+ * retry_count 7: how often the NIC resends what the peer did not
+ * acknowledge before the WR fails with IBV_WC_RETRY_EXC_ERR; perftest's
+ * and NCCL's value. A NIC gives a silent peer up after (7 + 1) x the ACK
+ * timeout, ~0.5 s. The count starts afresh when an ACK arrives; Soft-RoCE
+ * also counts each NAK for a gap (rxe_comp.c) and restarts only on a
+ * positive ACK, and never counts 7 down: it resends for ever. So on
+ * Soft-RoCE our own bounds end a transfer (rc-counters.c): --timeout for a
+ * peer that sends nothing back, 3 x --timeout of extended waits, and at
+ * least 1 MiB per 2 x --timeout while the link resends. With 6, loss now
+ * and then ended healthy transfers there where perftest's went on
+ * (docs/reliability.md).
  *
  * rnr_retry_count 6: how often a SEND that found no receive posted is
  * resent. 7 would mean "forever", turning a missing receive into a hang;
@@ -76,14 +76,14 @@
  * ran 2-2.5x faster with 2^14 than with 2^16 (268 ms), as fast as
  * ib_write_bw/ib_read_bw with the same timer (docs/reliability.md). The
  * default (2^19 = 2.1 s on Linux 6.1) stalled our transfers past their
- * 10 s waits. A silent peer is given up after (RC_RETRY_COUNT + 1) x 67
- * ms = ~0.5 s, inside --timeout. Raise it (--ack-timeout 16: ~1.9 s; 18:
- * ~7.5 s) where the peer may be unresponsive for longer (busy, emulated
+ * 10 s waits. A NIC gives a silent peer up after (RC_RETRY_COUNT + 1) x 67
+ * ms = ~0.5 s, inside --timeout. Raise it (--ack-timeout 16: ~2.1 s; 18:
+ * ~8.6 s) where the peer may be unresponsive for longer (busy, emulated
  * hosts) or outages must be ridden out. README.md's troubleshooting and
  * docs/reliability.md have the measurements.
  */
 #define RC_ACK_TIMEOUT	   14
-#define RC_RETRY_COUNT	   6
+#define RC_RETRY_COUNT	   7
 #define RC_RNR_RETRY_COUNT 6
 
 /* ------------------------------------------------------------------ */
@@ -650,6 +650,17 @@ uint8_t rc_reject_pack(uint8_t buf[RC_REJECT_MAX], const char *reason);
  * only a silent peer.
  */
 void rc_wc_explain(struct rc_conn *c, const struct ibv_wc *wc);
+/* After c->log.err got the caller's "the data an RDMA READ brought differs
+ * from the peer's" (03: a chunk's hash): on Soft-RoCE on a kernel whose
+ * rdma_rxe was seen to complete READs with data missing on a lossy or
+ * reordering link (6.12 and later: tests/repro/rxe-read-send,
+ * docs/kernels.md), and only when the port counted a peer's packets out
+ * of order, resent or NAKed during this connection, append both to
+ * c->log.err. In rc-counters.c. */
+void rc_read_data_explain(struct rc_conn *c);
+/* Its rule and words, given what the device (soft_roce: vendor id
+ * 0xffffff) and the kernel (major.minor) are: for the unit tests. */
+void rc_read_data_note(struct rc_conn *c, bool soft_roce, int major, int minor);
 /* rc_next_wc, when the peer disconnected: -ECONNRESET, c->log.err saying
  * so, and that the link was lossy when the counters above say it was. */
 int rc_peer_gone(struct rc_conn *c);

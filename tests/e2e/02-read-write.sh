@@ -416,9 +416,9 @@ t_sequence_matches_trace() {
 	want_rc srv 0 || return 1
 	check_sequence 02_read-write c cli || return 1
 	check_sequence 02_read-write s srv || return 1
-	# The defaults: ACK timeout 2^14 x 4.096 us, retry count 6, on both QPs.
-	want_qp_retry cli 14 6 || return 1
-	want_qp_retry srv 14 6
+	# The defaults: ACK timeout 2^14 x 4.096 us, retry count 7, on both QPs.
+	want_qp_retry cli 14 7 || return 1
+	want_qp_retry srv 14 7
 }
 
 t_retry_options_reach_the_qps() {
