@@ -375,6 +375,13 @@ static int cm_event_error(struct rc_log *log, const struct rc_cm_info *in,
 		       rc_cm_event_hint(in->event, in->status));
 }
 
+/* No DISCONNECTED after our rdma_disconnect: the peer's CM never answered
+ * our DREQ (ib_cm resends it after its response timeout; cma.c's
+ * CMA_CM_RESPONSE_TIMEOUT is 20 in the sources we read: 4.3 s). */
+static const char cm_no_goodbye[] =
+	"the peer did not answer our DREQ: it is gone, or the DREQs (the CM resends one after "
+	"a second or more) or their answers were lost on a lossy or reordering link";
+
 int rc_wait_cm_event(struct rdma_event_channel *ch, enum rdma_cm_event_type expected,
 		     int timeout_ms, int cancel_fd, const char *step, struct rc_log *log,
 		     struct rc_cm_info *info)
@@ -399,10 +406,12 @@ int rc_wait_cm_event(struct rdma_event_channel *ch, enum rdma_cm_event_type expe
 				       strerror(-ret));
 		ret = rc_wait_readable(fds, 2, deadline);
 		if (ret == -ETIMEDOUT)
-			return rc_fail(log, ETIMEDOUT,
-				       "%s: no %s within %d ms; hint: is the peer up and reachable "
-				       "over RDMA?",
-				       step, rdma_event_str(expected), timeout_ms);
+			return rc_fail(log, ETIMEDOUT, "%s: no %s within %d ms; hint: %s", step,
+				       rdma_event_str(expected), timeout_ms,
+				       expected == RDMA_CM_EVENT_DISCONNECTED
+					       ? cm_no_goodbye
+					       : "is the peer up and "
+						 "reachable over RDMA?");
 		if (ret == 1)
 			return rc_fail(log, ECANCELED, "%s: cancelled (shutting down)", step);
 		if (ret < 0)
