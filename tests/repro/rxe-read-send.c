@@ -25,6 +25,9 @@
  * DEPTH READs of SIZE bytes in flight, and after each READ completes it
  * SENDs 16 bytes (unless --reads-only) and posts the next READ: the
  * pattern of 03_file-transfer's get (READ a chunk, SEND its credit).
+ * READ k goes to server slot k % (SPREAD x DEPTH) and lands in client slot
+ * k % DEPTH: each reuse of a client slot brings other bytes, so a READ
+ * that completes with zeros or with another READ's bytes is caught.
  * --gate posts a READ only when every SEND before it has completed (been
  * acknowledged): the SEND queue then never holds a READ behind an
  * unacknowledged SEND, so a resent SEND can no longer be answered while a
@@ -46,7 +49,7 @@
  * Client exit status: 0 every READ completed with the right data (or every
  * WRITE completed); 3 the bug: the first unsuccessful completion is
  * IBV_WC_WR_FLUSH_ERR (no error came before it), or a READ "succeeded" with
- * data missing; 4 the first unsuccessful completion is
+ * other data than its server slot's; 4 the first unsuccessful completion is
  * IBV_WC_RETRY_EXC_ERR; 1 any other failure (an error status, a timeout);
  * 2 usage.
  */
@@ -69,11 +72,13 @@
 #define SEND_BYTES 16
 #define WR_SEND	   ((uint64_t)1 << 62) /* wr_id of a SEND: this bit and the READ's index */
 #define NRECV	   1024		       /* receives the server keeps posted */
-#define SPREAD	   4 /* the server's ring has SPREAD x depth slots, the client's depth */
+#define SPREAD	   4	       /* server slots per client slot, while the ring stays small */
+#define SPREAD_MAX (64u << 20) /* above this (--writes -s 4M): one per client slot */
 
 struct hello { /* private data of rdma_accept, host order (one machine type) */
 	uint64_t addr;
 	uint32_t rkey, size, depth;
+	uint32_t slots; /* the server's ring: depth x SPREAD slots of size, or depth */
 };
 
 struct opts {
@@ -217,7 +222,9 @@ static int get_wcs(struct conn *c, struct ibv_wc *wc, int n, int ms)
 
 static int serve_one(struct conn *c, struct rdma_cm_id *id, const struct opts *o)
 {
-	size_t ring = (size_t)o->size * o->depth * SPREAD;
+	uint32_t slots =
+		(uint64_t)o->size * o->depth * SPREAD <= SPREAD_MAX ? o->depth * SPREAD : o->depth;
+	size_t ring = (size_t)o->size * slots;
 	struct rdma_conn_param cp = { .responder_resources = RDMA_MAX_RESP_RES };
 	struct hello h;
 	struct ibv_wc wc[16];
@@ -240,7 +247,7 @@ static int serve_one(struct conn *c, struct rdma_cm_id *id, const struct opts *o
 		if (ibv_post_recv(id->qp, &wr, &bad))
 			goto out;
 	}
-	h = (struct hello){ (uintptr_t)c->buf, c->mr->rkey, o->size, o->depth };
+	h = (struct hello){ (uintptr_t)c->buf, c->mr->rkey, o->size, o->depth, slots };
 	cp.private_data = &h;
 	cp.private_data_len = sizeof(h);
 	if (rdma_accept(id, &cp) || expect_event(c, RDMA_CM_EVENT_ESTABLISHED, NULL))
@@ -356,9 +363,11 @@ static int connect_to(struct conn *c, const struct opts *o, struct hello *h)
 	if (setup_qp(c, c->id, (size_t)o->size * o->depth, 2 * o->depth + 2,
 		     IBV_ACCESS_LOCAL_WRITE))
 		return -1;
+	*h = (struct hello){ 0 }; /* stays zeros, refused below, if the server sent less */
 	if (rdma_connect(c->id, &cp) || expect_event(c, RDMA_CM_EVENT_ESTABLISHED, h))
 		return -1;
-	if (h->size != o->size || h->depth != o->depth) {
+	if (h->size != o->size || h->depth != o->depth || h->slots < h->depth ||
+	    h->slots > h->depth * SPREAD) {
 		fprintf(stderr, "server offers %u x %u, we asked for %u x %u: use the same -s/-d\n",
 			h->depth, h->size, o->depth, o->size);
 		return -1;
@@ -370,7 +379,7 @@ static int connect_to(struct conn *c, const struct opts *o, struct hello *h)
  * so a late response of its previous READ landing in it shows. */
 static uint64_t remote_slot(const struct hello *h, uint64_t k)
 {
-	return k % ((uint64_t)h->depth * SPREAD);
+	return k % h->slots;
 }
 
 /* READ k (or, with --writes, WRITE k) between local slot k % depth and
@@ -428,13 +437,13 @@ static bool read_ok(const struct conn *c, const struct hello *h, uint64_t k, cha
 
 	for (uint32_t i = 0; i < h->size; i++)
 		if (p[i] != pattern(want * h->size + i)) {
-			first = first < i ? first : i;
-			bad++;
+			if (!bad++)
+				first = i;
 		}
 	if (!bad)
 		return true;
 	n = h->size - first < 16 ? h->size - first : 16;
-	for (uint64_t r = 0; r < (uint64_t)h->depth * SPREAD && from < 0; r++)
+	for (uint64_t r = 0; r < h->slots && from < 0; r++)
 		if (from_slot(p + first, h, r, first, n))
 			from = (int64_t)r;
 	if (from >= 0)
