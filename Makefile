@@ -17,7 +17,11 @@ CMOCKA_LIB  = $(LIBDIR)
 SODIUM_INC  = /usr/include
 SODIUM_LIB  = $(LIBDIR)
 
-CC       ?= gcc
+# GNU make has its own default CC (cc), so `CC ?= gcc` would never apply:
+# gcc unless CC comes from the command line or the environment.
+ifeq ($(origin CC),default)
+CC        = gcc
+endif
 OPTFLAGS  = -O2 -g
 # make SANITIZE=address,undefined builds everything with ASan/UBSan.
 SANITIZE  =

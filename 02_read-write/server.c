@@ -383,6 +383,6 @@ int main(int argc, char **argv)
 		return ret > 0 ? RC_EXIT_OK : RC_EXIT_USAGE;
 	}
 	/* Listen, print "listening on ...", run serve_client for each client
-	 * on its own thread until SIGINT/SIGTERM (common/rdma-common.c). */
+	 * on its own thread until SIGINT/SIGTERM (common/rc-server.c). */
 	return rc_server_main("rdma-server", &opt.rc, serve_client, &opt);
 }

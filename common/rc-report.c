@@ -101,32 +101,47 @@ void rc_lat_json(struct rc_json *j, const char *key, struct rc_lat *l)
 	rc_json_end(j);
 }
 
-void rc_run_json(const struct rc_run *r, int code, const char *error)
+/* The fields of a run, in the order --json has always printed them. */
+static void json_run(struct rc_json *j, const struct rc_run *r, int code, const char *error)
 {
-	static struct rc_json j; /* 32 KiB: not on the stack */
 	double secs = (double)r->lat->elapsed_ns / 1e9;
 	uint64_t done = r->lat->n;
 
-	rc_json_init(&j);
-	rc_json_object(&j, NULL);
-	rc_json_str(&j, "program", r->program);
-	rc_json_str(&j, "example", r->example);
-	rc_json_bool(&j, "ok", code == RC_EXIT_OK);
+	rc_json_init(j);
+	rc_json_object(j, NULL);
+	rc_json_str(j, "program", r->program);
+	rc_json_str(j, "example", r->example);
+	rc_json_bool(j, "ok", code == RC_EXIT_OK);
 	if (code != RC_EXIT_USAGE) {
-		rc_json_str(&j, "op", r->op);
-		rc_json_str(&j, "server", r->server);
-		rc_json_u64(&j, "port", strtoul(r->port, NULL, 10));
-		rc_json_u64(&j, "count", r->count);
-		rc_json_u64(&j, "size", r->size);
-		rc_json_u64(&j, "messages", done);
-		rc_json_u64(&j, "bytes", done * r->size);
-		rc_json_double(&j, "seconds", secs);
-		rc_json_double(&j, "messages_per_s", secs > 0 ? (double)done / secs : 0);
+		rc_json_str(j, "op", r->op);
+		rc_json_str(j, "server", r->server);
+		rc_json_u64(j, "port", strtoul(r->port, NULL, 10));
+		rc_json_u64(j, "count", r->count);
+		rc_json_u64(j, "size", r->size);
+		rc_json_u64(j, "messages", done);
+		rc_json_u64(j, "bytes", done * r->size);
+		rc_json_double(j, "seconds", secs);
+		rc_json_double(j, "messages_per_s", secs > 0 ? (double)done / secs : 0);
 		/* Round trips: SEND posted to the reply's completion. */
-		rc_lat_json(&j, "latency_us", r->lat);
-		rc_json_bool(&j, "verified", code == RC_EXIT_OK);
+		rc_lat_json(j, "latency_us", r->lat);
+		rc_json_bool(j, "verified", code == RC_EXIT_OK);
 	}
-	rc_json_end_run(&j, error, code, r->program);
+	rc_json_end_run(j, error, code, r->program);
+}
+
+void rc_run_json(const struct rc_run *r, int code, const char *error)
+{
+	/* 32 KiB: a static one would be shared by every thread, and the
+	 * caller's stack may be a thread's small one; so each call has its
+	 * own, on the heap. */
+	struct rc_json *j = malloc(sizeof(*j));
+
+	if (!j) {
+		fprintf(stderr, "%s: could not write the JSON output: out of memory\n", r->program);
+		return;
+	}
+	json_run(j, r, code, error);
+	free(j);
 }
 
 int rc_run_usage_error(const char *program, const char *example, int argc, char **argv,

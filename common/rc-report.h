@@ -58,6 +58,8 @@ struct rc_run {
  * --json: one object with what was asked and what happened, printed on
  * success and on failure alike. error: the message stderr got, or NULL.
  * For code 2 (bad usage) only program, example, ok, error and exit_code.
+ * Each call builds its text in memory of its own (freed before it
+ * returns), so threads may call it at once, each with its own run.
  */
 void rc_run_json(const struct rc_run *r, int code, const char *error);
 /* A bad command line: "PROGRAM: ERR (try --help)" on stderr and, if --json

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include <getopt.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <sys/utsname.h>
 
 #include <cmocka.h>
@@ -17,6 +19,7 @@
 #include "rc-json.h"
 #include "rc-lessons.h"
 #include "rc-opts.h"
+#include "rc-report.h"
 #include "rdma-common.h"
 
 static void hdr_round_trip_is_big_endian(void **state)
@@ -598,6 +601,119 @@ static void json_wanted_before_double_dash(void **state)
 	assert_false(rc_json_wanted(3, after));
 }
 
+/* Run fn(arg) with stdout going to a temporary file; returns that file,
+ * rewound, for the caller to read and close. */
+static FILE *stdout_of(void *(*fn)(void *), void *arg)
+{
+	FILE *f = tmpfile();
+	int saved;
+
+	assert_non_null(f);
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	assert_true(saved >= 0);
+	assert_true(dup2(fileno(f), STDOUT_FILENO) >= 0);
+	fn(arg);
+	fflush(stdout);
+	assert_true(dup2(saved, STDOUT_FILENO) >= 0);
+	close(saved);
+	rewind(f);
+	return f;
+}
+
+static const char run_line_ok[] =
+	"{\"program\":\"rdma-client\",\"example\":\"01_basic-client-server\",\"ok\":true,"
+	"\"op\":\"sendrecv\",\"server\":\"10.0.0.1\",\"port\":7471,\"count\":3,\"size\":10,"
+	"\"messages\":3,\"bytes\":30,\"seconds\":1.5,\"messages_per_s\":2,"
+	"\"latency_us\":{\"min\":1,\"median\":2,\"p99\":3,\"max\":3},\"verified\":true,"
+	"\"error\":null,\"exit_code\":0}\n";
+static const char run_line_usage[] =
+	"{\"program\":\"rdma-client\",\"example\":\"01_basic-client-server\","
+	"\"ok\":false,\"error\":\"unknown option '--x'\",\"exit_code\":2}\n";
+
+/* One --json object of a verified run of 3 messages (latencies 3, 1 and
+ * 2 us, over 1.5 s), n times. */
+static void *print_run_ok(void *n)
+{
+	int i;
+
+	for (i = 0; i < *(int *)n; i++) {
+		uint64_t ns[] = { 3000, 1000, 2000 };
+		struct rc_lat lat = { .samples = ns, .n = 3, .elapsed_ns = 1500000000 };
+
+		rc_run_json(&(struct rc_run){ "rdma-client", "01_basic-client-server", "sendrecv",
+					      "10.0.0.1", "7471", 3, 10, &lat },
+			    RC_EXIT_OK, NULL);
+	}
+	return NULL;
+}
+
+/* A usage error's object: only program, example, ok, error, exit_code. */
+static void *print_run_usage(void *n)
+{
+	struct rc_lat none = { 0 };
+	int i;
+
+	for (i = 0; i < *(int *)n; i++)
+		rc_run_json(&(struct rc_run){ .program = "rdma-client",
+					      .example = "01_basic-client-server",
+					      .lat = &none },
+			    RC_EXIT_USAGE, "unknown option '--x'");
+	return NULL;
+}
+
+static void run_json_objects(void **state)
+{
+	char line[1024];
+	int one = 1;
+	FILE *f;
+
+	(void)state;
+	f = stdout_of(print_run_ok, &one);
+	assert_non_null(fgets(line, sizeof(line), f));
+	assert_string_equal(line, run_line_ok);
+	assert_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	f = stdout_of(print_run_usage, &one);
+	assert_non_null(fgets(line, sizeof(line), f));
+	assert_string_equal(line, run_line_usage);
+	assert_null(fgets(line, sizeof(line), f));
+	fclose(f);
+}
+
+/* Two threads printing runs at once: every object comes out whole and
+ * right (a text shared between calls would mix them or fail them). */
+static void *print_both_at_once(void *n)
+{
+	pthread_t t;
+
+	assert_int_equal(pthread_create(&t, NULL, print_run_ok, n), 0);
+	print_run_usage(n);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	return NULL;
+}
+
+static void run_json_from_two_threads(void **state)
+{
+	int n = 20000, ok = 0, usage = 0;
+	char line[1024];
+	FILE *f;
+
+	(void)state;
+	f = stdout_of(print_both_at_once, &n);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strcmp(line, run_line_ok))
+			ok++;
+		else if (!strcmp(line, run_line_usage))
+			usage++;
+		else
+			fail_msg("a mixed object: %s", line);
+	}
+	fclose(f);
+	assert_int_equal(ok, n);
+	assert_int_equal(usage, n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -620,6 +736,8 @@ int main(void)
 		cmocka_unit_test(json_rejects_misuse),
 		cmocka_unit_test(json_finish_writes_one_line),
 		cmocka_unit_test(json_wanted_before_double_dash),
+		cmocka_unit_test(run_json_objects),
+		cmocka_unit_test(run_json_from_two_threads),
 	};
 
 	return cmocka_run_group_tests_name("common", tests, NULL, NULL);
