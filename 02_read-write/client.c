@@ -502,40 +502,48 @@ static void json_phase(struct rc_json *j, const char *key, const struct client *
  * --json: one object with what was asked and what happened, printed on
  * success and on failure alike (error: the message stderr got, or null).
  */
-static void print_json(const struct client *cl, int code, const char *error)
+static void json_run(struct rc_json *j, const struct client *cl, int code, const char *error)
 {
-	static struct rc_json j; /* 32 KiB: not on the stack */
 	char sum[40];
 	char op[40];
 
-	rc_json_init(&j);
-	rc_json_object(&j, NULL);
-	rc_json_str(&j, "program", "rdma-client");
-	rc_json_str(&j, "example", "02_read-write");
+	rc_json_object(j, NULL);
+	rc_json_str(j, "program", "rdma-client");
+	rc_json_str(j, "example", "02_read-write");
 	/* A lesson that showed what it teaches did what was asked. */
-	rc_json_bool(&j, "ok", code == RC_EXIT_OK || code == RW_EXIT_LESSON);
+	rc_json_bool(j, "ok", code == RC_EXIT_OK || code == RW_EXIT_LESSON);
 	if (code != RC_EXIT_USAGE) {
 		snprintf(op, sizeof(op), "inject-%s", rw_inject_name(cl->opt.inject));
-		rc_json_str(&j, "op", cl->opt.inject ? op : rw_ops_str(cl->opt.ops));
-		rc_json_str(&j, "server", cl->opt.server);
-		rc_json_u64(&j, "port", strtoul(cl->opt.rc.port, NULL, 10));
+		rc_json_str(j, "op", cl->opt.inject ? op : rw_ops_str(cl->opt.ops));
+		rc_json_str(j, "server", cl->opt.server);
+		rc_json_u64(j, "port", strtoul(cl->opt.rc.port, NULL, 10));
 		/* 0 until the server's BUF said how large its buffer is. */
-		rc_json_u64(&j, "size", cl->size ? cl->size : cl->opt.size);
-		rc_json_u64(&j, "iters", cl->opt.iters);
-		rc_json_u64(&j, "depth", cl->opt.depth);
-		rc_json_u64(&j, "bytes",
+		rc_json_u64(j, "size", cl->size ? cl->size : cl->opt.size);
+		rc_json_u64(j, "iters", cl->opt.iters);
+		rc_json_u64(j, "depth", cl->opt.depth);
+		rc_json_u64(j, "bytes",
 			    (cl->write.done + cl->read.done) * cl->opt.iters * cl->size);
-		rc_json_double(&j, "seconds", (double)(cl->write.ns + cl->read.ns) / 1e9);
-		json_phase(&j, "write", cl, &cl->write);
-		json_phase(&j, "read", cl, &cl->read);
+		rc_json_double(j, "seconds", (double)(cl->write.ns + cl->read.ns) / 1e9);
+		json_phase(j, "write", cl, &cl->write);
+		json_phase(j, "read", cl, &cl->read);
 		snprintf(sum, sizeof(sum), RW_CHECKSUM_NAME ":%016" PRIx64, cl->sum);
-		rc_json_str(&j, "checksum", cl->have_sum ? sum : NULL);
-		rc_json_bool(&j, "verified", cl->verified);
+		rc_json_str(j, "checksum", cl->have_sum ? sum : NULL);
+		rc_json_bool(j, "verified", cl->verified);
 		/* --inject: what the lesson saw ("IBV_WC_REM_ACCESS_ERR", ...). */
 		if (cl->opt.inject)
-			rc_json_str(&j, "lesson_saw", cl->lesson_saw[0] ? cl->lesson_saw : NULL);
+			rc_json_str(j, "lesson_saw", cl->lesson_saw[0] ? cl->lesson_saw : NULL);
 	}
-	rc_json_end_run(&j, error, code, "rdma-client");
+	rc_json_end_run(j, error, code, "rdma-client");
+}
+
+static void print_json(const struct client *cl, int code, const char *error)
+{
+	struct rc_json *j = rc_json_new("rdma-client"); /* 32 KiB, freed here */
+
+	if (!j)
+		return;
+	json_run(j, cl, code, error);
+	free(j);
 }
 
 int main(int argc, char **argv)

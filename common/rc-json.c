@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 void rc_json_init(struct rc_json *j)
@@ -17,6 +18,18 @@ void rc_json_init(struct rc_json *j)
 	j->depth = 0;
 	j->complete = false;
 	j->err = 0;
+}
+
+struct rc_json *rc_json_new(const char *program)
+{
+	struct rc_json *j = malloc(sizeof(*j));
+
+	if (!j) {
+		fprintf(stderr, "%s: could not write the JSON output: out of memory\n", program);
+		return NULL;
+	}
+	rc_json_init(j);
+	return j;
 }
 
 static void json_put(struct rc_json *j, const char *s, size_t n)

@@ -39,6 +39,11 @@ struct rc_json {
 };
 
 void rc_json_init(struct rc_json *j);
+/* A writer of its own on the heap, initialised (32 KiB: too big for a
+ * thread's stack, and a static one would be shared by every caller);
+ * free() it after rc_json_finish. NULL when out of memory, after
+ * "PROGRAM: could not write the JSON output: out of memory" on stderr. */
+struct rc_json *rc_json_new(const char *program);
 /* Open an object / array as a value (key as for any value); close the
  * innermost one with rc_json_end. */
 void rc_json_object(struct rc_json *j, const char *key);

@@ -131,15 +131,10 @@ static void json_run(struct rc_json *j, const struct rc_run *r, int code, const 
 
 void rc_run_json(const struct rc_run *r, int code, const char *error)
 {
-	/* 32 KiB: a static one would be shared by every thread, and the
-	 * caller's stack may be a thread's small one; so each call has its
-	 * own, on the heap. */
-	struct rc_json *j = malloc(sizeof(*j));
+	struct rc_json *j = rc_json_new(r->program); /* each call its own */
 
-	if (!j) {
-		fprintf(stderr, "%s: could not write the JSON output: out of memory\n", r->program);
+	if (!j)
 		return;
-	}
 	json_run(j, r, code, error);
 	free(j);
 }
