@@ -7,10 +7,10 @@
  *
  * server.c repeats some steps, and 02/03 leave them to common/rdma-common.c:
  * intended (each file a lesson of its own). So is wait_cm_event, our own
- * rdma_get_cm_event/rdma_ack_cm_event loop: common/'s rc_wait_cm_event for 02
- * and 03. From common/: options, wire header, error hints, poll() with a
- * deadline (rc_wait_readable, rc_wait_cq) and output; cm-event.c: the words
- * for a CM event that went wrong.
+ * rdma_get_cm_event/rdma_ack_cm_event loop: what common/'s rc_wait_cm_event
+ * does for 02 and 03. From common/: options, wire header, error hints, poll()
+ * with a deadline (rc_wait_readable, rc_wait_cq) and output; cm-event.c: the
+ * words for a CM event that went wrong.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -227,7 +227,7 @@ static int next_wc(void *arg, struct ibv_wc *wc)
 		n = rc_wait_cq(&w, ch, &cl->cm_ch->fd, 1, cl->opt.rc.timeout_ms, &cl->log);
 		if (n < 0)
 			return n;
-		/* A CM event: the server's DISCONNECTED (-ECONNRESET), or another's error. */
+		/* A CM event: the server's DISCONNECTED (-ECONNRESET), or an error event. */
 		if (n == 1) {
 			n = wait_cm_event(cl, RDMA_CM_EVENT_DISCONNECTED, "waiting for a reply");
 			return n ? n : basic_peer_left(&cl->log);

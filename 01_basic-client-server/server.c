@@ -10,10 +10,10 @@
  * client.c repeats some steps, and 02/03 leave them, the listener and the
  * threads to common/ (rc_serve, rc_create_qp, ...): intended (each file a lesson
  * of its own). So is wait_cm_event, our own rdma_get_cm_event/rdma_ack_cm_event
- * loop, for the listener's CONNECT_REQUESTs and each connection's events: common/'s
- * rc_wait_cm_event for 02 and 03. From common/: options, wire header, error hints,
- * poll() with a deadline (rc_wait_readable, rc_wait_cq), --allow and output;
- * cm-event.c: the words for a CM event that went wrong.
+ * loop for the listener's CONNECT_REQUESTs and each connection's events: what
+ * common/'s rc_wait_cm_event does for 02 and 03. From common/: options, wire
+ * header, error hints, poll() with a deadline (rc_wait_readable, rc_wait_cq),
+ * --allow and output; cm-event.c: the words for a CM event that went wrong.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -248,7 +248,7 @@ static int next_wc(void *arg, struct ibv_wc *wc)
 			return n;
 		if (n == 2)
 			return rc_fail(&c->log, ECANCELED, "cancelled (shutting down)");
-		if (n == 1) { /* a CM event: the client's DISCONNECTED, or another's error */
+		if (n == 1) { /* a CM event: the client's DISCONNECTED, or an error event */
 			n = wait_cm_event(c->cm_ch, -1, 0, RDMA_CM_EVENT_DISCONNECTED,
 					  "waiting for a message", &c->log, &ev);
 			return n ? n : basic_peer_left(&c->log);
