@@ -100,13 +100,15 @@ LESSONS_O := $(B)/common/rc-lessons.o
 OPTS01_O := $(B)/common/rc-opts-basic.o
 COMMON_O := $(RDMA_O) $(OPTS_O) $(SERVER_O) $(JSON_O) $(REPORT_O) $(OPTS01_O) $(LESSONS_O)
 
-# 01 makes its own verbs calls and runs its own server loop: of common/ it
-# links only rdma-common.o (waits, hints, wire header), options, output
-# and rc-lessons.o. lessons.c: the --inject lessons, both sides.
-$(EX01)/rdma-server: $(B)/$(EX01)/server.o $(B)/$(EX01)/basic.o $(B)/$(EX01)/lessons.o $(RDMA_O) \
+# 01 makes its own verbs calls, waits for its own CM events and runs its own
+# server loop: of common/ it links only rdma-common.o (poll with a deadline,
+# hints, wire header), options, output and rc-lessons.o. lessons.c: the
+# --inject lessons, both sides; cm-event.c: what a CM wait keeps and reports.
+X01_O := $(addprefix $(B)/$(EX01)/,basic.o cm-event.o lessons.o)
+$(EX01)/rdma-server: $(B)/$(EX01)/server.o $(X01_O) $(RDMA_O) \
 		     $(OPTS_O) $(OPTS01_O) $(REPORT_O) $(JSON_O) $(LESSONS_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-$(EX01)/rdma-client: $(B)/$(EX01)/client.o $(B)/$(EX01)/basic.o $(B)/$(EX01)/lessons.o $(RDMA_O) \
+$(EX01)/rdma-client: $(B)/$(EX01)/client.o $(X01_O) $(RDMA_O) \
 		     $(OPTS_O) $(OPTS01_O) $(JSON_O) $(REPORT_O) $(LESSONS_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -150,7 +152,8 @@ $(B)/tests/unit/test-rdma-counters.o: tests/unit/test-rdma-alone.c $(B)/.flags
 	$(CC) $(CPPFLAGS) $(CFLAGS) -DRC_TEST_COUNTERS -MMD -MP -c -o $@ $<
 $(B)/tests/test-rdma-counters: $(B)/tests/unit/test-rdma-counters.o $(RDMA_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
-$(B)/tests/test-basic: $(B)/tests/unit/test-basic.o $(B)/$(EX01)/basic.o $(COMMON_O)
+$(B)/tests/test-basic: $(B)/tests/unit/test-basic.o $(B)/$(EX01)/basic.o $(B)/$(EX01)/cm-event.o \
+		      $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
 $(B)/tests/test-rw: $(B)/tests/unit/test-rw.o $(B)/$(EX02)/rw.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)

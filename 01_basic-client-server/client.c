@@ -6,8 +6,11 @@
  * per message, SEND and wait for it and the validated reply; disconnect.
  *
  * server.c repeats some steps, and 02/03 leave them to common/rdma-common.c:
- * intended (each file a lesson of its own). From common/: options, wire header,
- * error hints, the bounded waits and output.
+ * intended (each file a lesson of its own). So is wait_cm_event, our own
+ * rdma_get_cm_event/rdma_ack_cm_event loop: what common/'s rc_wait_cm_event
+ * does for 02 and 03. From common/: options, wire header, error hints, poll()
+ * with a deadline (rc_wait_readable, rc_wait_cq) and output; cm-event.c: the
+ * words for a CM event that went wrong.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,6 +22,7 @@
 #include <string.h>
 
 #include "basic.h"
+#include "cm-event.h"
 #include "lessons.h"
 #include "rc-report.h"
 
@@ -40,6 +44,39 @@ struct client {
 	char peer[80];	   /* "ADDR port N" */
 	struct rc_lat lat; /* a sample per verified round trip */
 };
+
+/* The CM's next event on our id, within --timeout; 0 if it is `expected`. Every
+ * step of the connection (resolve, connect, disconnect) is answered this way. */
+static int wait_cm_event(struct client *cl, enum rdma_cm_event_type expected, const char *step)
+{
+	/* Resolutions got --timeout themselves: half a second more, so their verdict comes. */
+	uint64_t deadline = rc_now_us() + (uint64_t)cl->opt.rc.timeout_ms * 1000u + 500000u;
+	struct rdma_cm_event *ev;
+	struct rc_cm_info got;
+	int ret;
+
+	/* Non-blocking channel: EAGAIN until the CM has queued an event for our id. At the
+	 * server's REP the kernel queues CONNECT_RESPONSE; in here librdmacm then moves our
+	 * QP to RTR and RTS, has the kernel send the RTU and gives us ESTABLISHED (cma.c:
+	 * ucma_process_conn_resp). */
+	while (rdma_get_cm_event(cl->cm_ch, &ev)) {
+		if (errno != EAGAIN)
+			return rc_fail(&cl->log, errno, "%s: rdma_get_cm_event: %s", step,
+				       strerror(errno));
+		/* poll() on the channel's fd until the deadline: never a hang. */
+		if ((ret = rc_wait_readable(&cl->cm_ch->fd, 1, deadline)) < 0)
+			return basic_cm_wait_failed(&cl->log, ret, expected, cl->opt.rc.timeout_ms,
+						    step);
+	}
+	/* Copy first: the ack frees the event and its private data (a REJECTED's reason). */
+	basic_cm_keep(&got, ev);
+	rc_trace(&cl->log, "cm event %s (status %d)", rdma_event_str(ev->event), ev->status);
+	/* Ack every event, once: rdma_destroy_id blocks until our id's events are acked. */
+	rdma_ack_cm_event(ev);
+	if (got.event != expected || got.status) /* REJECTED, UNREACHABLE, ADDR_ERROR, ... */
+		return basic_cm_unexpected(&cl->log, &got, expected, step);
+	return 0;
+}
 
 /* 1. Which local RDMA device reaches the server, and by which path? */
 static int resolve(struct client *cl)
@@ -69,15 +106,12 @@ static int resolve(struct client *cl)
 	if (ret)
 		return rc_fail(&cl->log, err, "rdma_resolve_addr(%s): %s; hint: %s", cl->peer,
 			       strerror(err), rc_call_hint("rdma_resolve_addr", err));
-	ret = rc_wait_cm_event(cl->cm_ch, RDMA_CM_EVENT_ADDR_RESOLVED, tmo, -1,
-			       "resolving the address", &cl->log, NULL);
-	if (ret)
+	if ((ret = wait_cm_event(cl, RDMA_CM_EVENT_ADDR_RESOLVED, "resolving the address")))
 		return ret;
 	/* The path to the server: for RoCE, the GID and the next hop's MAC. */
 	if (rdma_resolve_route(cl->id, tmo))
 		return rc_fail_call(&cl->log, "rdma_resolve_route", errno, NULL);
-	return rc_wait_cm_event(cl->cm_ch, RDMA_CM_EVENT_ROUTE_RESOLVED, tmo, -1,
-				"resolving the route", &cl->log, NULL);
+	return wait_cm_event(cl, RDMA_CM_EVENT_ROUTE_RESOLVED, "resolving the route");
 }
 
 /* Post the receive for the next reply, into the second half of buf. */
@@ -121,7 +155,7 @@ static int setup(struct client *cl)
 	if (!cl->cq)
 		return rc_fail_call(&cl->log, "ibv_create_cq", errno, NULL);
 	attr.send_cq = attr.recv_cq = cl->cq;
-	/* On the CM's id: the CM moves it through INIT, RTR and RTS for us. */
+	/* On the CM's id, left in INIT; rdma_get_cm_event takes it to RTS (wait_cm_event). */
 	if (rdma_create_qp(cl->id, cl->pd, &attr))
 		return rc_fail_call(&cl->log, "rdma_create_qp", errno, NULL);
 	rc_trace(&cl->log, "created RC QP %u on %s, CQ of %d", cl->id->qp->qp_num,
@@ -155,8 +189,8 @@ static int connect_server(struct client *cl)
 	/* Sends the CM's REQ; the server answers with REP (accept) or REJ. */
 	if (rdma_connect(cl->id, &p))
 		return rc_fail_call(&cl->log, "rdma_connect", errno, NULL);
-	ret = rc_wait_cm_event(cl->cm_ch, RDMA_CM_EVENT_ESTABLISHED, cl->opt.rc.timeout_ms, -1,
-			       "connecting", &cl->log, NULL);
+	/* The REP: librdmacm moves our QP to RTR and RTS as it hands us the event. */
+	ret = wait_cm_event(cl, RDMA_CM_EVENT_ESTABLISHED, "connecting");
 	cl->established = !ret;
 	/* -v: the retry settings the CM gave the QP on its way to RTS. */
 	rc_trace_retry(&cl->log, cl->id->qp);
@@ -189,10 +223,15 @@ static int next_wc(void *arg, struct ibv_wc *wc)
 			armed = true;
 			continue;
 		}
-		/* Bounded; the CM's fd too: a server that leaves ends the wait (-ECONNRESET). */
-		if ((n = rc_wait_cq_cm(&w, ch, cl->cm_ch, -1, cl->opt.rc.timeout_ms,
-				       "waiting for a reply", &cl->log)))
+		/* Bounded; the CM's fd too: a server that leaves ends the wait. */
+		n = rc_wait_cq(&w, ch, &cl->cm_ch->fd, 1, cl->opt.rc.timeout_ms, &cl->log);
+		if (n < 0)
 			return n;
+		/* A CM event: the server's DISCONNECTED (-ECONNRESET), or an error event. */
+		if (n == 1) {
+			n = wait_cm_event(cl, RDMA_CM_EVENT_DISCONNECTED, "waiting for a reply");
+			return n ? n : basic_peer_left(&cl->log);
+		}
 		if (ch && ibv_get_cq_event(ch, &cq, &ctx) == 0) {
 			/* Acknowledged: ibv_destroy_cq waits for every event. */
 			ibv_ack_cq_events(cq, 1);
@@ -287,8 +326,7 @@ static int disconnect(struct client *cl)
 	/* Sends the CM's DREQ and moves our QP to the error state. */
 	if (rdma_disconnect(cl->id))
 		return rc_fail_call(&cl->log, "rdma_disconnect", errno, NULL);
-	return rc_wait_cm_event(cl->cm_ch, RDMA_CM_EVENT_DISCONNECTED, cl->opt.rc.timeout_ms, -1,
-				"disconnecting", &cl->log, NULL);
+	return wait_cm_event(cl, RDMA_CM_EVENT_DISCONNECTED, "disconnecting");
 }
 
 /* 9. Release everything in reverse order (after a failure, parts may be missing). */

@@ -9,8 +9,11 @@
  *
  * client.c repeats some steps, and 02/03 leave them, the listener and the
  * threads to common/ (rc_serve, rc_create_qp, ...): intended (each file a lesson
- * of its own). From common/: options, wire header, error hints, bounded waits,
- * --allow and output.
+ * of its own). So is wait_cm_event, our own rdma_get_cm_event/rdma_ack_cm_event
+ * loop for the listener's CONNECT_REQUESTs and each connection's events: what
+ * common/'s rc_wait_cm_event does for 02 and 03. From common/: options, wire
+ * header, error hints, poll() with a deadline (rc_wait_readable, rc_wait_cq),
+ * --allow and output; cm-event.c: the words for a CM event that went wrong.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,6 +30,7 @@
 #include <unistd.h>
 
 #include "basic.h"
+#include "cm-event.h"
 #include "lessons.h"
 #include "rc-report.h"
 
@@ -64,6 +68,38 @@ struct conn {
 	char peer[80];			/* "ADDR port N" */
 	struct lesson_server ls;	/* --inject: the client's lesson (lessons.c) */
 };
+
+/* The CM's next event on ch within timeout_ms, or a signal (cancel_fd), kept in *got;
+ * 0 if it is `expected`. The listener's CONNECT_REQUESTs and a connection's
+ * ESTABLISHED and DISCONNECTED all come this way. */
+static int wait_cm_event(struct rdma_event_channel *ch, int cancel_fd, int timeout_ms,
+			 enum rdma_cm_event_type expected, const char *step, struct rc_log *log,
+			 struct rc_cm_info *got)
+{
+	/* As the client's: half a second more than --timeout (0: "just look", 0.5 s). */
+	uint64_t deadline = rc_now_us() + (uint64_t)timeout_ms * 1000u + 500000u;
+	int fds[2] = { ch->fd, cancel_fd }, ret;
+	struct rdma_cm_event *ev;
+
+	got->event = RC_CM_NO_EVENT;
+	/* Non-blocking channel: EAGAIN until the CM has queued an event for its ids. */
+	while (rdma_get_cm_event(ch, &ev)) {
+		if (errno != EAGAIN)
+			return rc_fail(log, errno, "%s: rdma_get_cm_event: %s", step,
+				       strerror(errno));
+		/* poll() on the channel's fd and the signalfd until the deadline: never a hang. */
+		if ((ret = rc_wait_readable(fds, 2, deadline)) != 0)
+			return basic_cm_wait_failed(log, ret, expected, timeout_ms, step);
+	}
+	/* Copy first: the ack frees the event and its private data (the client's HELLO). */
+	basic_cm_keep(got, ev);
+	rc_trace(log, "cm event %s (status %d)", rdma_event_str(ev->event), ev->status);
+	/* Ack every event, once: rdma_migrate_id and rdma_destroy_id wait for the acks. */
+	rdma_ack_cm_event(ev);
+	if (got->event != expected || got->status)
+		return basic_cm_unexpected(log, got, expected, step);
+	return 0;
+}
 
 /* 1. Listen: bind an id to the address and port; the CM queues requests. */
 static int listen_on(struct server *s)
@@ -156,7 +192,7 @@ static int setup(struct conn *c)
 	if (!c->cq)
 		return rc_fail_call(&c->log, "ibv_create_cq", errno, NULL);
 	attr.send_cq = attr.recv_cq = c->cq;
-	/* On the new id, by us (not by rdma_accept); the CM moves it to RTS. */
+	/* On the new id, by us, left in INIT: rdma_accept moves it to RTR and RTS. */
 	if (rdma_create_qp(c->id, c->pd, &attr))
 		return rc_fail_call(&c->log, "rdma_create_qp", errno, NULL);
 	rc_trace(&c->log, "created RC QP %u on %s, CQ of %d", c->id->qp->qp_num,
@@ -184,7 +220,9 @@ static int next_wc(void *arg, struct ibv_wc *wc)
 {
 	struct conn *c = arg;
 	struct ibv_comp_channel *ch = c->srv->opt.rc.busy_poll ? NULL : c->comp_ch;
+	int fds[2] = { c->cm_ch->fd, c->srv->cancel_fd };
 	struct rc_cq_wait w = { 0 };
+	struct rc_cm_info ev;
 	bool armed = false;
 	struct ibv_cq *cq;
 	void *ctx;
@@ -205,10 +243,16 @@ static int next_wc(void *arg, struct ibv_wc *wc)
 			continue;
 		}
 		/* Bounded; a client that leaves (-ECONNRESET), a signal (-ECANCELED) end it too. */
-		if ((n = rc_wait_cq_cm(&w, ch, c->cm_ch, c->srv->cancel_fd,
-				       c->srv->opt.rc.timeout_ms, "waiting for a message",
-				       &c->log)))
+		n = rc_wait_cq(&w, ch, fds, 2, c->srv->opt.rc.timeout_ms, &c->log);
+		if (n < 0)
 			return n;
+		if (n == 2)
+			return rc_fail(&c->log, ECANCELED, "cancelled (shutting down)");
+		if (n == 1) { /* a CM event: the client's DISCONNECTED, or an error event */
+			n = wait_cm_event(c->cm_ch, -1, 0, RDMA_CM_EVENT_DISCONNECTED,
+					  "waiting for a message", &c->log, &ev);
+			return n ? n : basic_peer_left(&c->log);
+		}
 		if (ch && ibv_get_cq_event(ch, &cq, &ctx) == 0) {
 			/* Acknowledged: ibv_destroy_cq waits for every event. */
 			ibv_ack_cq_events(cq, 1);
@@ -272,6 +316,7 @@ static int serve(struct conn *c)
 	 * gives our QP the client's, from its request, and ignores rdma_accept's. */
 	struct rdma_conn_param p = { 0 };
 	uint8_t t = (uint8_t)c->srv->opt.rc.ack_timeout;
+	struct rc_cm_info ev;
 	char why[160];
 	int ret;
 
@@ -295,8 +340,8 @@ static int serve(struct conn *c)
 	if (rdma_accept(c->id, &p))
 		return rc_fail_call(&c->log, "rdma_accept", errno, NULL);
 	/* The client's RTU: ESTABLISHED. */
-	ret = rc_wait_cm_event(c->cm_ch, RDMA_CM_EVENT_ESTABLISHED, c->srv->opt.rc.timeout_ms,
-			       c->srv->cancel_fd, "accepting", &c->log, NULL);
+	ret = wait_cm_event(c->cm_ch, c->srv->cancel_fd, c->srv->opt.rc.timeout_ms,
+			    RDMA_CM_EVENT_ESTABLISHED, "accepting", &c->log, &ev);
 	if ((c->established = !ret))
 		printf("connection from %s\n", c->peer);
 	/* -v: the retry settings the CM gave our QP on its way to RTS. */
@@ -410,8 +455,8 @@ static int serve_clients(struct server *s)
 		if (ret != 1)
 			break;
 		/* Copied and acknowledged: rdma_migrate_id waits for the ack. */
-		ret = rc_wait_cm_event(s->cm_ch, RDMA_CM_EVENT_CONNECT_REQUEST, 0, -1, "listening",
-				       &s->log, &ev);
+		ret = wait_cm_event(s->cm_ch, -1, 0, RDMA_CM_EVENT_CONNECT_REQUEST, "listening",
+				    &s->log, &ev);
 		if (!ret)
 			failed |= on_connect_request(s, &ev);
 		else if (ev.event == RDMA_CM_EVENT_DEVICE_REMOVAL ||

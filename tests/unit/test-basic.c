@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests of 01's messages and options (01_basic-client-server/basic.c). */
+/* Unit tests of 01's messages and options (01_basic-client-server/basic.c), and of
+ * what its CM waits keep of an event and report (cm-event.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <cmocka.h>
 
 #include "basic.h"
+#include "cm-event.h"
 #include "rc-report.h"
 
 #define ARGV(...) ((char *[]){ "prog", __VA_ARGS__, NULL })
@@ -324,6 +326,115 @@ static void latency_percentiles(void **state)
 	assert_true(l.min == 7.0 && l.median == 7.0 && l.p99 == 7.0 && l.max == 7.0);
 }
 
+/* The copy outlives the event: rdma_ack_cm_event frees the event's private data. */
+static void cm_keep_copies_private_data(void **state)
+{
+	uint8_t priv[56] = { 0 };     /* a connect request's, padded */
+	struct rdma_cm_id id = { 0 }; /* only its address is kept */
+	struct rdma_cm_event ev = { .id = &id, .event = RDMA_CM_EVENT_CONNECT_REQUEST };
+	struct rc_cm_info got;
+	uint32_t max = 0;
+	uint8_t lesson = 9;
+	char err[128];
+
+	(void)state;
+	basic_hello_pack(priv, 4096, 0);
+	ev.param.conn.private_data = priv;
+	ev.param.conn.private_data_len = sizeof(priv);
+	ev.param.conn.initiator_depth = 3;
+	basic_cm_keep(&got, &ev);
+	memset(priv, 0xee, sizeof(priv)); /* what the ack's free may leave */
+	assert_int_equal(got.event, RDMA_CM_EVENT_CONNECT_REQUEST);
+	assert_ptr_equal(got.id, &id);
+	assert_int_equal(got.priv_len, 56);
+	assert_int_equal(got.initiator_depth, 3);
+	assert_int_equal(
+		basic_hello_unpack(got.priv, got.priv_len, &max, &lesson, err, sizeof(err)), 0);
+	assert_int_equal(max, 4096);
+	/* No private data (an ESTABLISHED, an rping client): nothing kept. */
+	ev = (struct rdma_cm_event){ .event = RDMA_CM_EVENT_ESTABLISHED, .status = 0 };
+	basic_cm_keep(&got, &ev);
+	assert_int_equal(got.priv_len, 0);
+	assert_null(got.id);
+}
+
+/* The errors a wrong event gets, in the words the e2e tests and users see. */
+static void cm_unexpected_words(void **state)
+{
+	struct rc_cm_info got = { .event = RDMA_CM_EVENT_REJECTED, .status = 8 };
+	struct rc_log log;
+
+	(void)state;
+	rc_log_init(&log, "t", false);
+	/* IB CM status 8, invalid service ID: nobody listens on that port. */
+	assert_int_equal(basic_cm_unexpected(&log, &got, RDMA_CM_EVENT_ESTABLISHED, "connecting"),
+			 -ECONNREFUSED);
+	assert_string_equal(log.err, "connecting: got RDMA_CM_EVENT_REJECTED (status 8) instead of "
+				     "RDMA_CM_EVENT_ESTABLISHED; hint: is a server listening on "
+				     "that port?");
+	/* Status 28, rdma_reject's, with our REJECT: the server's reason. */
+	got.status = 28;
+	got.priv_len = rc_reject_pack(got.priv, "server busy: too many clients");
+	assert_int_equal(basic_cm_unexpected(&log, &got, RDMA_CM_EVENT_ESTABLISHED, "connecting"),
+			 -ECONNREFUSED);
+	assert_string_equal(log.err,
+			    "connecting: the server rejected the connection: server busy: too many "
+			    "clients");
+	/* Status 28 without our REJECT (another program's reject): the generic words. */
+	got.priv_len = 0;
+	basic_cm_unexpected(&log, &got, RDMA_CM_EVENT_ESTABLISHED, "connecting");
+	assert_non_null(strstr(log.err, "REJECTED (status 28)"));
+	got = (struct rc_cm_info){ .event = RDMA_CM_EVENT_DISCONNECTED };
+	assert_int_equal(basic_cm_unexpected(&log, &got, RDMA_CM_EVENT_ESTABLISHED, "accepting"),
+			 -ECONNRESET);
+	got = (struct rc_cm_info){ .event = RDMA_CM_EVENT_ADDR_ERROR, .status = -ETIMEDOUT };
+	assert_int_equal(basic_cm_unexpected(&log, &got, RDMA_CM_EVENT_ADDR_RESOLVED,
+					     "resolving the address"),
+			 -EHOSTUNREACH);
+	assert_non_null(strstr(log.err, "resolving the address: got RDMA_CM_EVENT_ADDR_ERROR "
+					"(status -110) instead of RDMA_CM_EVENT_ADDR_RESOLVED; "
+					"hint: nobody answered"));
+	/* The expected event, with a status: still an error. */
+	got = (struct rc_cm_info){ .event = RDMA_CM_EVENT_ESTABLISHED, .status = -EIO };
+	assert_int_equal(basic_cm_unexpected(&log, &got, RDMA_CM_EVENT_ESTABLISHED, "accepting"),
+			 -EPROTO);
+	assert_non_null(strstr(log.err, "accepting: RDMA_CM_EVENT_ESTABLISHED with status -5"));
+	/* DISCONNECTED with -ETIMEDOUT: the kernel's for our DREQ that got no answer. */
+	got = (struct rc_cm_info){ .event = RDMA_CM_EVENT_DISCONNECTED, .status = -ETIMEDOUT };
+	assert_int_equal(
+		basic_cm_unexpected(&log, &got, RDMA_CM_EVENT_DISCONNECTED, "disconnecting"),
+		-EPROTO);
+	assert_non_null(
+		strstr(log.err, "with status -110; hint: the peer did not answer our DREQ"));
+}
+
+/* A wait that ended without an event: timeout, signal, poll's error; the peer's goodbye. */
+static void cm_wait_failed_words(void **state)
+{
+	struct rc_log log;
+
+	(void)state;
+	rc_log_init(&log, "t", false);
+	assert_int_equal(basic_cm_wait_failed(&log, -ETIMEDOUT, RDMA_CM_EVENT_ESTABLISHED, 3000,
+					      "connecting"),
+			 -ETIMEDOUT);
+	assert_string_equal(log.err, "connecting: no RDMA_CM_EVENT_ESTABLISHED within 3000 ms; "
+				     "hint: is the peer up and reachable over RDMA?");
+	basic_cm_wait_failed(&log, -ETIMEDOUT, RDMA_CM_EVENT_DISCONNECTED, 10000, "disconnecting");
+	assert_non_null(strstr(log.err, "disconnecting: no RDMA_CM_EVENT_DISCONNECTED within 10000 "
+					"ms; hint: the peer did not answer our DREQ"));
+	assert_int_equal(
+		basic_cm_wait_failed(&log, 1, RDMA_CM_EVENT_ESTABLISHED, 3000, "accepting"),
+		-ECANCELED);
+	assert_string_equal(log.err, "accepting: cancelled (shutting down)");
+	assert_int_equal(
+		basic_cm_wait_failed(&log, -EBADF, RDMA_CM_EVENT_ESTABLISHED, 3000, "accepting"),
+		-EBADF);
+	assert_non_null(strstr(log.err, "accepting: poll: "));
+	assert_int_equal(basic_peer_left(&log), -ECONNRESET);
+	assert_non_null(strstr(log.err, "the peer disconnected; hint: the peer closed"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -336,6 +447,9 @@ int main(void)
 		cmocka_unit_test(client_options_rejected),
 		cmocka_unit_test(server_options),
 		cmocka_unit_test(latency_percentiles),
+		cmocka_unit_test(cm_keep_copies_private_data),
+		cmocka_unit_test(cm_unexpected_words),
+		cmocka_unit_test(cm_wait_failed_words),
 	};
 
 	return cmocka_run_group_tests_name("01 basic", tests, NULL, NULL);
