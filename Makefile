@@ -128,7 +128,7 @@ $(EX02)/rdma-client: $(B)/$(EX02)/client.o $(B)/$(EX02)/lessons.o $(B)/$(EX02)/r
 # (xfer-ctl.c), the client's progress line (xfer-progress.c) and its
 # result, printed or --json (xfer-report.c);
 # auth.c the --secret proof, with libsodium.
-$(B)/$(EX03)/%.o: CPPFLAGS += -I$(XXHASH_INC) -I$(SODIUM_INC)
+$(B)/$(EX03)/%.o: private CPPFLAGS += -I$(XXHASH_INC) -I$(SODIUM_INC)
 X03_LIBS := -L$(XXHASH_LIB) -L$(SODIUM_LIB) -lxxhash -lsodium
 X03_O    := $(addprefix $(B)/$(EX03)/,xfer-msg.o xfer-opts.o xfer-name.o xfer-src.o xfer-sink.o \
 	    xfer-hash.o xfer-disk.o xfer-ctl.o xfer-progress.o xfer-report.o)
@@ -139,7 +139,7 @@ $(EX03)/rdma-client: $(B)/$(EX03)/client.o $(X03_O) $(B)/$(EX03)/auth.o $(COMMON
 
 # Unit tests (cmocka): no RDMA device needed.
 unit: $(UNIT_BINS)
-$(B)/tests/%.o: CPPFLAGS += -I$(CMOCKA_INC) -I$(EX01) -I$(EX02) -I$(EX03) -I$(XXHASH_INC) \
+$(B)/tests/%.o: private CPPFLAGS += -I$(CMOCKA_INC) -I$(EX01) -I$(EX02) -I$(EX03) -I$(XXHASH_INC) \
 			    -I$(SODIUM_INC)
 $(B)/tests/test-common: $(B)/tests/unit/test-common.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
