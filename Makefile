@@ -134,7 +134,12 @@ X03_O    := $(addprefix $(B)/$(EX03)/,xfer-msg.o xfer-opts.o xfer-name.o xfer-sr
 	    xfer-hash.o xfer-disk.o xfer-ctl.o xfer-progress.o xfer-report.o)
 $(EX03)/rdma-server: $(B)/$(EX03)/server.o $(X03_O) $(B)/$(EX03)/auth.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(X03_LIBS) $(LDLIBS)
-$(EX03)/rdma-client: $(B)/$(EX03)/client.o $(X03_O) $(B)/$(EX03)/auth.o $(COMMON_O)
+# The client by step (client.h): main (client.c), the local side and the
+# connection (client-setup.c), CHALLENGE/REQUEST/ACCEPT (client-request.c),
+# the put's data with the disk thread (client-put.c), the get's (client-get.c).
+X03_CLIENT_O := $(addprefix $(B)/$(EX03)/,client.o client-setup.o client-request.o client-put.o \
+		client-get.o)
+$(EX03)/rdma-client: $(X03_CLIENT_O) $(X03_O) $(B)/$(EX03)/auth.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(X03_LIBS) $(LDLIBS)
 
 # Unit tests (cmocka): no RDMA device needed.
