@@ -192,8 +192,9 @@ static int connect_server(struct client *cl)
 	/* The REP: librdmacm moves our QP to RTR and RTS as it hands us the event. */
 	ret = wait_cm_event(cl, RDMA_CM_EVENT_ESTABLISHED, "connecting");
 	cl->established = !ret;
-	/* -v: the retry settings the CM gave the QP on its way to RTS. */
-	rc_trace_retry(&cl->log, cl->id->qp);
+	/* -v: the retry settings the CM gave the QP on its way to RTS (none if refused). */
+	if (cl->established)
+		rc_trace_retry(&cl->log, cl->id->qp);
 	return ret;
 }
 

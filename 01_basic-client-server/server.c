@@ -344,8 +344,9 @@ static int serve(struct conn *c)
 			    RDMA_CM_EVENT_ESTABLISHED, "accepting", &c->log, &ev);
 	if ((c->established = !ret))
 		printf("connection from %s\n", c->peer);
-	/* -v: the retry settings the CM gave our QP on its way to RTS. */
-	rc_trace_retry(&c->log, c->id->qp);
+	/* -v: the retry settings the CM gave our QP on its way to RTS (none if it failed). */
+	if (c->established)
+		rc_trace_retry(&c->log, c->id->qp);
 	if (ret ||
 	    (ret = c->ls.lesson ? lesson_server_run(&c->ls, next_wc, c) : answer_messages(c)))
 		return ret;
