@@ -3,7 +3,7 @@
 # with their test files.
 
 # run_test_files DIR [WHERE]: run each DIR/[0-9]*.sh (only those matching
-# the regex TEST_FILES, if set, and not TEST_FILES_SKIP) in order, each in its own bash, recording
+# the regex TEST_FILES, if set) in order, each in its own bash, recording
 # into $TEST_RESULTS. A file that exits non-zero without recording a
 # failure (a shell error, a signal) gets one recorded for it, so its death
 # still counts; WHERE (e.g. "node 2") goes into that line. Returns 0 if
@@ -13,7 +13,6 @@ run_test_files() {
 
 	for f in "$1"/[0-9]*.sh; do
 		[ -n "${TEST_FILES:-}" ] && ! [[ $f =~ $TEST_FILES ]] && continue
-		[ -n "${TEST_FILES_SKIP:-}" ] && [[ $f =~ $TEST_FILES_SKIP ]] && continue
 		echo "== $f"
 		before=$(grep -c '^not ok' "$TEST_RESULTS")
 		bash "$f"
