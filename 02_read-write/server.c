@@ -270,6 +270,13 @@ static int converse(struct session *s)
 			return 0; /* it has its RESULT; stop waiting for its goodbye */
 		if (ret == -ECONNRESET && c->peer_disconnected && result_sent)
 			return 0; /* the client said goodbye */
+		if (ret == -ECONNRESET && c->peer_disconnected && done) {
+			/* RESULT was posted, its completion not seen: the client can
+			 * take it and hang up before its ACK reaches us (a QP torn
+			 * down at once sends no more ACKs). Our part is done. */
+			rc_trace(&c->log, "the client hung up before RESULT's SEND completed here");
+			return 0;
+		}
 		if (ret == -ECONNRESET && c->peer_disconnected)
 			return rc_fail(&c->log, ECONNRESET,
 				       "the client disconnected before it was done (it failed or "
