@@ -62,7 +62,7 @@ UNIT_BINS += $(B)/tests/test-auth
 
 BINS := $(foreach e,$(EXAMPLES),$(e)/rdma-server $(e)/rdma-client)
 SRCS := $(wildcard common/*.[ch] $(addsuffix /*.[ch],$(EXAMPLES)) tests/unit/*.c tests/fuzz/*.[ch] \
-		tests/hostile/*.[ch] tests/repro/*.c tests/bench-hash.c tests/bench-sink.c)
+		tests/hostile/*.[ch] tests/repro/*.[ch] tests/bench-hash.c tests/bench-sink.c)
 
 .PHONY: all $(EX01) $(EX02) $(EX03) unit hostile bench-hash bench-sink fuzz fuzz-build clean test test-kernels demo transcript check-env format check-format FORCE
 all: $(BINS)
@@ -286,15 +286,17 @@ bench-loss:
 REPRO_KERNELS = 6.1 6.12 7
 REPRO_ROUNDS  = 5
 REPRO_PASS    = REPRO_ROUNDS REPRO_LOSS REPRO_CASES REPRO_READS REPRO_WRITES REPRO_WSIZE REPRO_RESULTS REPRO_OLD03 REPRO_PUT_MIB REPRO_NETEM_EXTRA
-.PHONY: repro repro-build repro-rxe-read-send repro-rxe-livelock reg-mr-probe repro-rxe-odp
+.PHONY: repro repro-build repro-rxe-read-send repro-rxe-livelock reg-mr-probe repro-rxe-odp probe-rxe-mw-srq
 repro: repro-rxe-read-send repro-rxe-livelock repro-rxe-odp
-repro-build: $(B)/tests/rxe-read-send $(B)/tests/reg-mr-probe $(B)/tests/rxe-odp
+repro-build: $(B)/tests/rxe-read-send $(B)/tests/reg-mr-probe $(B)/tests/rxe-odp $(B)/tests/rxe-mw-srq
 $(B)/tests/rxe-read-send: $(B)/tests/repro/rxe-read-send.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(B)/tests/rxe-odp: $(B)/tests/repro/rxe-odp.o
 	$(CC) $(LDFLAGS) -o $@ $^ -libverbs
 $(B)/tests/reg-mr-probe: $(B)/tests/repro/reg-mr-probe.o
 	$(CC) $(LDFLAGS) -o $@ $^ -libverbs
+$(B)/tests/rxe-mw-srq: $(B)/tests/repro/rxe-mw-srq.o $(B)/tests/repro/rxe-mw-srq-cases.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 repro-rxe-read-send: repro-build
 	tools/deps base
 	$(MAKE) all
@@ -327,6 +329,16 @@ repro-rxe-odp: repro-build
 	for k in $(REPRO_KERNELS); do \
 		REPRO_ROUNDS=$(REPRO_ROUNDS) RDMA_ENV_PASS="$(REPRO_PASS)" \
 			tools/rdma-env --kernel $$k -t 600 -- tests/repro/rxe-odp.sh || exit 1; \
+	done
+
+# What Soft-RoCE does with type 2 memory windows, an SRQ, a full CQ, async
+# events, a link flap and bursts of connects (cmtime too): the facts behind
+# 04_many-clients (docs/kernels.md, "Memory windows, SRQ, async events").
+# One VM per kernel of REPRO_KERNELS; not part of make test or make repro.
+probe-rxe-mw-srq: repro-build
+	tools/deps base
+	for k in $(REPRO_KERNELS); do \
+		tools/rdma-env --kernel $$k -t 1200 -- tests/repro/rxe-mw-srq.sh || exit 1; \
 	done
 
 # Every --inject lesson, with what it shows and why, in the Soft-RoCE environment: one PASS/FAIL
