@@ -624,6 +624,8 @@ static void next_wc_waits_on_a_resending_link(bool busy, int bump_ms, const char
 		print_message("bumper starved for %" PRIu64 " ms (run %d): again\n",
 			      b.gap_us / 1000u, attempt);
 	}
+	if (!ok && bump_ms && b.gap_us >= 150000) /* starved every time: nothing measured */
+		skip();
 	if (!strstr(c->log.err, want))
 		fail_msg("after %" PRIu64 " ms: '%s', not /%s/", ms, c->log.err, want);
 	assert_true(ms >= min_ms);
@@ -657,7 +659,7 @@ static void next_wc_budget_spans_calls(void **state)
 	struct ibv_wc wc;
 	pthread_t t;
 	uint64_t t0, t1, t2;
-	int efd;
+	int efd, r1, r2;
 
 	(void)state;
 	fake_port_make(&f, true);
@@ -670,15 +672,17 @@ static void next_wc_budget_spans_calls(void **state)
 	b = (struct bumper){ .f = &f, .ms = 1600, .wake_fd = efd, .wake_ms = 700 };
 	assert_int_equal(pthread_create(&t, NULL, bump, &b), 0);
 	t0 = rc_now_us();
-	assert_int_equal(rc_next_wc(c, &wc), -EAGAIN);
+	r1 = rc_next_wc(c, &wc);
 	t1 = rc_now_us();
-	assert_int_equal(rc_next_wc(c, &wc), -ETIMEDOUT);
+	r2 = rc_next_wc(c, &wc);
 	t2 = rc_now_us();
 	assert_int_equal(pthread_join(t, NULL), 0);
 	close(efd);
 	fake_port_remove(&f);
 	if (b.gap_us >= 150000) /* a starved bumper: the checks below mean nothing */
 		skip();
+	assert_int_equal(r1, -EAGAIN);
+	assert_int_equal(r2, -ETIMEDOUT);
 	assert_non_null(strstr(c->log.err, "no completion within 400 ms while the link kept "
 					   "retransmitting"));
 	assert_non_null(strstr(c->log.err, "earlier waits on a resending link had taken 800 ms "
