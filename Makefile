@@ -62,9 +62,10 @@ UNIT_BINS += $(B)/tests/test-auth
 
 BINS := $(foreach e,$(EXAMPLES),$(e)/rdma-server $(e)/rdma-client)
 SRCS := $(wildcard common/*.[ch] $(addsuffix /*.[ch],$(EXAMPLES)) tests/unit/*.[ch] tests/fuzz/*.[ch] \
-		tests/hostile/*.[ch] tests/repro/*.c tests/bench-hash.c tests/bench-sink.c)
+		tests/hostile/*.[ch] tests/alone/*.[ch] tests/repro/*.c tests/bench-hash.c \
+		tests/bench-sink.c)
 
-.PHONY: all $(EX01) $(EX02) $(EX03) unit hostile bench-hash bench-sink fuzz fuzz-build clean test test-kernels demo transcript check-env format check-format FORCE
+.PHONY: all $(EX01) $(EX02) $(EX03) unit hostile alone bench-hash bench-sink fuzz fuzz-build clean test test-kernels demo transcript check-env format check-format FORCE
 all: $(BINS)
 
 $(EX01): $(EX01)/rdma-server $(EX01)/rdma-client
@@ -187,6 +188,15 @@ $(HOSTILE): $(HOSTILE_O) $(B)/$(EX01)/basic.o \
 	    $(B)/$(EX02)/rw.o $(X03_O) $(B)/$(EX03)/auth.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(X03_LIBS) $(LDLIBS)
 
+# A slot service and its client built from the set alone (SET_O, nothing
+# else of common/): a server on one event loop, a shared device context,
+# caller memory and memory windows (tests/alone/alone.h; tests/e2e/07-load.sh
+# runs them).
+ALONE := $(B)/tests/alone-server $(B)/tests/alone-client
+alone: $(ALONE)
+$(ALONE): $(B)/tests/%: $(B)/tests/alone/%.o $(SET_O)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 # 03's host side natively, no RDMA (docs/performance.md), not part of make
 # test. bench-hash: memcpy, pread+hash and 03's hash pool over a file in
 # the page cache (`build/tests/bench-hash FILE`); bench-sink: the receiver's
@@ -241,7 +251,7 @@ fuzz: fuzz-build
 # packages it needs are installed (as root) or says how to install them.
 test:
 	tools/deps base test
-	$(MAKE) all unit hostile fuzz-build repro-build
+	$(MAKE) all unit hostile alone fuzz-build repro-build
 	FUZZ_TARGETS="$(FUZZ_TARGETS)" tests/run
 
 # The end-to-end stages on each of Debian's kernels 6.1, 6.12 and 7.x that
@@ -250,7 +260,7 @@ test:
 # chooses the kernels.
 test-kernels:
 	tools/deps base test vm
-	$(MAKE) all hostile repro-build
+	$(MAKE) all hostile alone repro-build
 	tests/run-kernels
 
 demo:

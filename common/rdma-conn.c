@@ -297,26 +297,27 @@ static int free_bufs(struct rc_conn *c, int ret)
 	return ret;
 }
 
-/* What of dev is the connection's own: all of it, or with a shared device
- * only a PD of its own. */
+/* dev's PD, channel and CQ, unless they are a shared device's. */
 static int free_dev(struct rc_conn *c, int ret)
 {
 	struct rc_dev *d = &c->dev;
-	bool own = !c->shared;
 	int err;
 
-	if (own && d->cq && (err = ibv_destroy_cq(d->cq)))
+	if (c->shared)
+		goto out;
+	if (d->cq && (err = ibv_destroy_cq(d->cq)))
 		ret = release_failed(c, ret, "ibv_destroy_cq", err,
 				     "a QP made outside rc_create_qp is still on it");
-	if (own && d->channel && (err = ibv_destroy_comp_channel(d->channel)))
+	if (d->channel && (err = ibv_destroy_comp_channel(d->channel)))
 		ret = release_failed(c, ret, "ibv_destroy_comp_channel", err,
 				     "a CQ made outside rc_create_qp still uses it");
 	/* EBUSY: memory or a window the caller registered on this PD itself
 	 * is still there; the PD is leaked, and with it that memory. */
-	if (d->pd && (own || d->pd != c->shared->pd) && (err = ibv_dealloc_pd(d->pd)))
+	if (d->pd && (err = ibv_dealloc_pd(d->pd)))
 		ret = release_failed(c, ret, "ibv_dealloc_pd", err,
 				     "memory or a window registered on the connection's PD outside "
 				     "rc_buf_alloc is still there: release it first");
+out:
 	memset(d, 0, sizeof(*d));
 	c->shared = NULL;
 	return ret;

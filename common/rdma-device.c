@@ -183,12 +183,9 @@ int rc_device_close(struct rc_device *d)
 
 /* ---- Connections on it ---- */
 
-int rc_create_qp_on(struct rc_conn *c, struct rc_device *d, const struct ibv_qp_cap *cap,
-		    const struct rc_qp_opts *o)
+int rc_create_qp_on(struct rc_conn *c, struct rc_device *d, int cq, const struct ibv_qp_cap *cap)
 {
-	struct ibv_qp_init_attr attr = { .qp_type = IBV_QPT_RC, .cap = *cap };
-	int cq = o ? o->cq : 0;
-	bool own_pd = o && o->own_pd;
+	struct ibv_qp_init_attr attr = { .qp_type = IBV_QPT_RC, .cap = *cap, .srq = d->srq };
 	struct ibv_port_attr pattr;
 
 	if (!c->id || c->id->verbs != d->verbs)
@@ -211,13 +208,9 @@ int rc_create_qp_on(struct rc_conn *c, struct rc_device *d, const struct ibv_qp_
 				  .cq_size = d->cq_size,
 				  .max_msg_sz = pattr.max_msg_sz,
 				  .max_rd_atom = d->lim.max_qp_rd_atom };
-	/* A PD of its own keeps its regions out of every other QP's reach. */
-	if (own_pd && !(c->dev.pd = ibv_alloc_pd(d->verbs)))
-		return rc_fail(&c->log, errno, "ibv_alloc_pd: %s", strerror(errno));
 	attr.send_cq = c->dev.cq;
 	attr.recv_cq = c->dev.cq;
-	/* The SRQ's buffers are on d's PD: only a QP in it may use them. */
-	attr.srq = own_pd ? NULL : d->srq;
+	/* On the SRQ: receives come from the pool every QP shares. */
 	if (attr.srq)
 		attr.cap.max_recv_wr = attr.cap.max_recv_sge = 0;
 	/* rdma_create_qp: the CM will move it through INIT, RTR and RTS. */
@@ -228,9 +221,8 @@ int rc_create_qp_on(struct rc_conn *c, struct rc_device *d, const struct ibv_qp_
 			       cap->max_send_wr, attr.cap.max_recv_wr, strerror(errno));
 	c->qp = c->id->qp;
 	c->cap = attr.cap;
-	rc_trace(&c->log, "created RC QP %u (send %u, recv %s) on shared CQ %d%s", c->qp->qp_num,
-		 c->cap.max_send_wr, attr.srq ? "the SRQ" : "its own", cq,
-		 own_pd ? ", PD of its own" : "");
+	rc_trace(&c->log, "created RC QP %u (send %u, recv %s) on shared CQ %d", c->qp->qp_num,
+		 c->cap.max_send_wr, attr.srq ? "the SRQ" : "its own", cq);
 	return 0;
 }
 

@@ -97,25 +97,17 @@ int rc_device_open(struct rc_device *d, struct ibv_context *verbs, const struct 
  */
 int rc_device_close(struct rc_device *d);
 
-/* Where rc_create_qp_on puts a connection's QP. */
-struct rc_qp_opts {
-	int cq;	     /* which of d's CQs takes its completions */
-	bool own_pd; /* a PD of its own (c->dev.pd, freed with it) and a
-		      * receive queue of its own: what isolates a client
-		      * on a device without memory windows */
-};
-
 /*
- * c's RC QP on d: d's PD (or, with o->own_pd, one of its own), send and
- * receive completions on d->cq[o->cq] (o NULL: CQ 0, d's PD), receives
- * from d's SRQ when it has one (then cap's receive fields are ignored).
- * c->dev names d's objects, borrowed: rc_conn_destroy leaves them (and
- * frees only a PD of c's own). c's id must be on d's device (-EXDEV).
- * rc_next_wc refuses such a connection: poll the device. 0, or a negative
- * errno with c->log.err.
+ * c's RC QP on d: d's PD, send and receive completions on d->cq[cq],
+ * receives from d's SRQ when it has one (then cap's receive fields are
+ * ignored). c->dev names d's objects, borrowed: rc_conn_destroy leaves
+ * them. c's id must be on d's device (-EXDEV). rc_next_wc refuses such a
+ * connection: poll the device. A client that must not share the PD (a
+ * device without memory windows) gets rc_create_qp instead, 02's way: a
+ * PD, CQ and channel of its own, whose fd the loop watches too. 0, or a
+ * negative errno with c->log.err.
  */
-int rc_create_qp_on(struct rc_conn *c, struct rc_device *d, const struct ibv_qp_cap *cap,
-		    const struct rc_qp_opts *o);
+int rc_create_qp_on(struct rc_conn *c, struct rc_device *d, int cq, const struct ibv_qp_cap *cap);
 
 /*
  * The completion channel's fd is readable: take every CQ event waiting
