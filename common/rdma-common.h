@@ -5,7 +5,7 @@
  *
  * The set: a service copies these files of common/, all named rdma-*,
  * and nothing else (they need only librdmacm, libibverbs and libc);
- * "rdma-common alone" (the developers' guide, the tests) means this set.
+ * "rdma-common alone" (in the project's rules and tests) means this set.
  *   rdma-common.h  this header; it includes the three below
  *   rdma-wire.h    the wire header, big-endian fields, receive-and-validate
  *   rdma-device.h  a device context that many connections share
@@ -27,7 +27,9 @@
  *
  * A client: rc_conn_init, rc_client_resolve, rc_create_qp, rc_buf_alloc,
  * rc_post_recv, rc_client_connect; then rc_post_* and rc_next_wc; then
- * rc_disconnect and rc_conn_destroy.
+ * rc_disconnect and rc_conn_destroy. Both sides check every message
+ * received with rc_recv_expect or rc_msg_expect (rdma-wire.h: its type,
+ * number and body length, the length from wc.byte_len) before its fields.
  *
  * A server (rdma-listen.h and rdma-device.h say more):
  *  - listen: rc_listen, on a CM channel of the caller's or its own;
