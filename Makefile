@@ -61,10 +61,11 @@ UNIT_BINS += $(B)/tests/test-allow
 UNIT_BINS += $(B)/tests/test-auth
 
 BINS := $(foreach e,$(EXAMPLES),$(e)/rdma-server $(e)/rdma-client)
-SRCS := $(wildcard common/*.[ch] $(addsuffix /*.[ch],$(EXAMPLES)) tests/unit/*.c tests/fuzz/*.[ch] \
-		tests/hostile/*.[ch] tests/repro/*.[ch] tests/bench-hash.c tests/bench-sink.c)
+SRCS := $(wildcard common/*.[ch] $(addsuffix /*.[ch],$(EXAMPLES)) tests/unit/*.[ch] tests/fuzz/*.[ch] \
+		tests/hostile/*.[ch] tests/alone/*.[ch] tests/repro/*.[ch] tests/bench-hash.c \
+		tests/bench-sink.c)
 
-.PHONY: all $(EX01) $(EX02) $(EX03) unit hostile bench-hash bench-sink fuzz fuzz-build clean test test-kernels demo transcript check-env format check-format FORCE
+.PHONY: all $(EX01) $(EX02) $(EX03) unit hostile alone bench-hash bench-sink fuzz fuzz-build clean test test-kernels demo transcript check-env format check-format FORCE
 all: $(BINS)
 
 $(EX01): $(EX01)/rdma-server $(EX01)/rdma-client
@@ -84,13 +85,15 @@ $(B)/.flags: FORCE
 	@echo '$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(LDLIBS)' | cmp -s - $@ || \
 		echo '$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(LDLIBS)' > $@
 
-# common/: rdma-common.o and rc-counters.o are RDMA only (what a service
-# copies; rdma-common.o needs nothing else, rc-counters.o is the opt-in
-# that reads the port's retransmission counters); the others
+# common/: the set rdma-common.h names (SET_O, common/rdma-*: what a
+# service copies, RDMA only, linking on its own) and rc-counters.o, RDMA
+# too, its opt-in that reads the port's retransmission counters; the others
 # are the collection's command line, server loop and --json output, the
 # servers' --allow list, and what the lessons of 01 and 02 print about the
 # QP and the kernel.
-RDMA_O   := $(B)/common/rdma-common.o $(B)/common/rc-counters.o
+SET_O    := $(addprefix $(B)/common/,rdma-common.o rdma-wire.o rdma-conn.o rdma-post.o \
+	    rdma-wait.o rdma-device.o rdma-listen.o)
+RDMA_O   := $(SET_O) $(B)/common/rc-counters.o
 OPTS_O   := $(B)/common/rc-opts.o $(B)/common/rc-allow.o
 SERVER_O := $(B)/common/rc-server.o
 JSON_O   := $(B)/common/rc-json.o
@@ -101,8 +104,8 @@ OPTS01_O := $(B)/common/rc-opts-basic.o
 COMMON_O := $(RDMA_O) $(OPTS_O) $(SERVER_O) $(JSON_O) $(REPORT_O) $(OPTS01_O) $(LESSONS_O)
 
 # 01 makes its own verbs calls, waits for its own CM events and runs its own
-# server loop: of common/ it links only rdma-common.o (poll with a deadline,
-# hints, wire header), options, output and rc-lessons.o. lessons.c: the
+# server loop: of common/ it uses only the set's poll with a deadline, hints
+# and wire header, options, output and rc-lessons.o. lessons.c: the
 # --inject lessons, both sides; cm-event.c: what a CM wait keeps and reports.
 X01_O := $(addprefix $(B)/$(EX01)/,basic.o cm-event.o lessons.o)
 $(EX01)/rdma-server: $(B)/$(EX01)/server.o $(X01_O) $(RDMA_O) \
@@ -148,13 +151,10 @@ $(B)/tests/%.o: private CPPFLAGS += -I$(CMOCKA_INC) -I$(EX01) -I$(EX02) -I$(EX03
 			    -I$(SODIUM_INC)
 $(B)/tests/test-common: $(B)/tests/unit/test-common.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
-# rdma-common.c alone, no other common/ file: it must stay RDMA only and
-# link on its own. The same test file with rc-counters.c, the opt-in.
-$(B)/tests/test-rdma-alone: $(B)/tests/unit/test-rdma-alone.o $(B)/common/rdma-common.o
+# The set alone, no other common/ file: it must stay RDMA only and link on
+# its own. test-rdma-counters: the set with rc-counters.c, the opt-in.
+$(B)/tests/test-rdma-alone: $(B)/tests/unit/test-rdma-alone.o $(SET_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
-$(B)/tests/unit/test-rdma-counters.o: tests/unit/test-rdma-alone.c $(B)/.flags
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -DRC_TEST_COUNTERS -MMD -MP -c -o $@ $<
 $(B)/tests/test-rdma-counters: $(B)/tests/unit/test-rdma-counters.o $(RDMA_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
 $(B)/tests/test-basic: $(B)/tests/unit/test-basic.o $(B)/$(EX01)/basic.o $(B)/$(EX01)/cm-event.o \
@@ -187,6 +187,15 @@ $(HOSTILE_O): $(B)/tests/%.o: tests/hostile/%.c $(B)/.flags
 $(HOSTILE): $(HOSTILE_O) $(B)/$(EX01)/basic.o \
 	    $(B)/$(EX02)/rw.o $(X03_O) $(B)/$(EX03)/auth.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(X03_LIBS) $(LDLIBS)
+
+# A slot service and its client built from the set alone (SET_O, nothing
+# else of common/): a server on one event loop, a shared device context,
+# caller memory and memory windows (tests/alone/alone.h; tests/e2e/07-load.sh
+# runs them).
+ALONE := $(B)/tests/alone-server $(B)/tests/alone-client
+alone: $(ALONE)
+$(ALONE): $(B)/tests/%: $(B)/tests/alone/%.o $(SET_O)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # 03's host side natively, no RDMA (docs/performance.md), not part of make
 # test. bench-hash: memcpy, pread+hash and 03's hash pool over a file in
@@ -242,7 +251,7 @@ fuzz: fuzz-build
 # packages it needs are installed (as root) or says how to install them.
 test:
 	tools/deps base test
-	$(MAKE) all unit hostile fuzz-build repro-build
+	$(MAKE) all unit hostile alone fuzz-build repro-build
 	FUZZ_TARGETS="$(FUZZ_TARGETS)" tests/run
 
 # The end-to-end stages on each of Debian's kernels 6.1, 6.12 and 7.x that
@@ -251,7 +260,7 @@ test:
 # chooses the kernels.
 test-kernels:
 	tools/deps base test vm
-	$(MAKE) all hostile repro-build
+	$(MAKE) all hostile alone repro-build
 	tests/run-kernels
 
 demo:

@@ -5,7 +5,7 @@
  * buffer; the first reply's receive posted *before* connecting; connect;
  * per message, SEND and wait for it and the validated reply; disconnect.
  *
- * server.c repeats some steps, and 02/03 leave them to common/rdma-common.c:
+ * server.c repeats some steps, and 02/03 leave them to common/ (rdma-*.c):
  * intended (each file a lesson of its own). So is wait_cm_event, our own
  * rdma_get_cm_event/rdma_ack_cm_event loop: what common/'s rc_wait_cm_event
  * does for 02 and 03. From common/: options, wire header, error hints, poll()

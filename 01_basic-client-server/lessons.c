@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "lessons.h"
+#include "rc-counters.h" /* rc_kernel_release */
 #include "rc-lessons.h"
 
 #include <errno.h>

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "rc-counters.h" /* rc_link_counters */
 #include "rc-json.h"
 
 /*
@@ -138,7 +139,7 @@ static int next_buf(struct client *cl, uint64_t wr_id, size_t off, uint32_t seq,
 	ret = rc_next_wc(c, &wc);
 	if (ret)
 		return ret;
-	if (wc.wr_id != wr_id || wc.opcode != IBV_WC_RECV)
+	if (!rc_wc_is(&wc, wr_id, IBV_WC_RECV))
 		return rc_unexpected_wc(c, &wc);
 	/* Never trust the peer: length from wc.byte_len, then every field. */
 	ret = rw_buf_unpack((uint8_t *)cl->ctrl_rx->addr + off, wc.byte_len, seq, b, why,

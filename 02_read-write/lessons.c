@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "rc-counters.h" /* rc_kernel_release */
 #include "rc-lessons.h"
 
 /* One WR of a lesson: what it is, and what became of it. */

@@ -87,21 +87,8 @@ int rw_hello_unpack(const void *priv, size_t len, struct rw_hello *h, char *err,
 	return check_ops(h->ops, h->read_depth, h->lesson, err, errlen);
 }
 
-/* Header, type, sequence number and exact body length of a SEND. */
-static int unpack_ctrl(const void *buf, size_t byte_len, uint8_t want_type, uint32_t want_seq,
-		       size_t body_len, struct rc_msg *m, char *err, size_t errlen)
-{
-	int ret = rc_hdr_expect(buf, byte_len, want_type, want_seq, m, err, errlen);
-
-	if (ret)
-		return ret;
-	if (m->length != body_len) {
-		snprintf(err, errlen, "message of type 0x%02x has a %u-byte body, expected %zu",
-			 m->type, m->length, body_len);
-		return -EBADMSG;
-	}
-	return 0;
-}
+/* What a BUF and a DONE or RESULT are: a type and a body of fixed size. */
+static const struct rc_msg_kind buf_kind = { RW_T_BUF, RW_BUF_LEN - sizeof(struct rc_hdr), NULL };
 
 /* BUF body: rc_remote_buf (16), be32 max_msg_sz, u8 ops, u8 read_depth,
  * u8 lesson, u8 reserved. */
@@ -127,8 +114,7 @@ int rw_buf_unpack(const void *buf, size_t byte_len, uint32_t want_seq, struct rw
 	struct rc_msg m;
 	int ret;
 
-	ret = unpack_ctrl(buf, byte_len, RW_T_BUF, want_seq, RW_BUF_LEN - sizeof(struct rc_hdr), &m,
-			  err, errlen);
+	ret = rc_msg_expect(buf, byte_len, &buf_kind, 1, want_seq, &m, err, errlen);
 	if (ret)
 		return ret;
 	rc_remote_buf_unpack(m.body, &b->rb);
@@ -173,11 +159,11 @@ size_t rw_sum_pack(void *buf, uint8_t type, uint32_t seq, const struct rw_sum *s
 int rw_sum_unpack(const void *buf, size_t byte_len, uint8_t want_type, uint32_t want_seq,
 		  struct rw_sum *s, char *err, size_t errlen)
 {
+	const struct rc_msg_kind kind = { want_type, RW_SUM_LEN - sizeof(struct rc_hdr), NULL };
 	struct rc_msg m;
 	int ret;
 
-	ret = unpack_ctrl(buf, byte_len, want_type, want_seq, RW_SUM_LEN - sizeof(struct rc_hdr),
-			  &m, err, errlen);
+	ret = rc_msg_expect(buf, byte_len, &kind, 1, want_seq, &m, err, errlen);
 	if (ret)
 		return ret;
 	if (rc_get32(m.body + 12)) {

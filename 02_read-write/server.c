@@ -238,12 +238,6 @@ static int probe_client(struct session *s)
 	return rc_post_rdma(s->c, IBV_WR_RDMA_WRITE, s->ctrl_tx, 0, 0, 0, 0, 0, WR_PROBE, true);
 }
 
-/* Is this the completion of wr_id, of that kind? */
-static bool is(const struct ibv_wc *wc, uint64_t wr_id, enum ibv_wc_opcode op)
-{
-	return wc->wr_id == wr_id && wc->opcode == op;
-}
-
 /* Wait for DONE, answer it, and wait for the client to hang up. */
 static int converse(struct session *s)
 {
@@ -290,17 +284,18 @@ static int converse(struct session *s)
 				       "e.g. for a wrong rkey?)");
 		if (ret)
 			return ret;
-		if (is(&wc, WR_SEND_BUF, IBV_WC_SEND) || is(&wc, WR_SEND_BUF2, IBV_WC_SEND)) {
+		if (rc_wc_is(&wc, WR_SEND_BUF, IBV_WC_SEND) ||
+		    rc_wc_is(&wc, WR_SEND_BUF2, IBV_WC_SEND)) {
 			continue;
-		} else if (is(&wc, WR_PROBE, IBV_WC_RDMA_WRITE) && probing) {
+		} else if (rc_wc_is(&wc, WR_PROBE, IBV_WC_RDMA_WRITE) && probing) {
 			probing = false;
 			rc_trace(&c->log, "the client's NIC answered: still working, waiting on");
-		} else if (is(&wc, WR_RECV_DONE, IBV_WC_RECV) && !done) {
+		} else if (rc_wc_is(&wc, WR_RECV_DONE, IBV_WC_RECV) && !done) {
 			done = true;
 			ret = on_done(s, &wc);
 			if (ret)
 				return ret;
-		} else if (is(&wc, WR_SEND_RESULT, IBV_WC_SEND) && done) {
+		} else if (rc_wc_is(&wc, WR_SEND_RESULT, IBV_WC_SEND) && done) {
 			result_sent = true;
 		} else {
 			return rc_unexpected_wc(c, &wc);

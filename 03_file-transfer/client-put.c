@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "rc-counters.h" /* rc_read_data_explain */
 
 /* ------------------------------------------------------------------ */
 /* The disk thread                                                     */

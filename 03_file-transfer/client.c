@@ -61,6 +61,7 @@
 
 #include "client.h"
 #include "xfer-report.h"
+#include "rc-counters.h" /* rc_link_counters */
 #include "rc-json.h"
 
 /* ------------------------------------------------------------------ */

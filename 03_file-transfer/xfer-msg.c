@@ -95,20 +95,26 @@ int xfer_hello_unpack(const void *priv, size_t len, struct xfer_hello *h, char *
 	return 0;
 }
 
+/* The messages of the control channel, each with its body length. */
+static const struct rc_msg_kind ctl_kinds[] = {
+	{ XFER_T_REQUEST, XFER_REQUEST_BODY, "REQUEST" },
+	{ XFER_T_ACCEPT, XFER_ACCEPT_BODY, "ACCEPT" },
+	{ XFER_T_ERROR, XFER_ERROR_BODY, "ERROR" },
+	{ XFER_T_CHUNK, XFER_CHUNK_BODY, "CHUNK" },
+	{ XFER_T_CREDIT, XFER_CREDIT_BODY, "CREDIT" },
+	{ XFER_T_DONE, XFER_DONE_BODY, "DONE" },
+	{ XFER_T_COMMITTED, XFER_DONE_BODY, "COMMITTED" },
+	{ XFER_T_CHALLENGE, XFER_CHALLENGE_BODY, "CHALLENGE" },
+};
+#define N_KINDS (sizeof(ctl_kinds) / sizeof(ctl_kinds[0]))
+
 /* Body length of each type (0: not a message of the control channel). */
 static uint32_t body_len(uint8_t type)
 {
-	switch (type) {
-	case XFER_T_REQUEST: return XFER_REQUEST_BODY;
-	case XFER_T_ACCEPT: return XFER_ACCEPT_BODY;
-	case XFER_T_ERROR: return XFER_ERROR_BODY;
-	case XFER_T_CHUNK: return XFER_CHUNK_BODY;
-	case XFER_T_CREDIT: return XFER_CREDIT_BODY;
-	case XFER_T_DONE:
-	case XFER_T_COMMITTED: return XFER_DONE_BODY;
-	case XFER_T_CHALLENGE: return XFER_CHALLENGE_BODY;
-	default: return 0;
-	}
+	for (size_t i = 0; i < N_KINDS; i++)
+		if (ctl_kinds[i].type == type)
+			return ctl_kinds[i].body_len;
+	return 0;
 }
 
 size_t xfer_msg_pack(void *buf, uint32_t seq, const struct xfer_msg *m)
@@ -187,23 +193,13 @@ int xfer_msg_unpack(const void *buf, size_t byte_len, uint32_t want_seq, struct 
 {
 	struct rc_msg h;
 	const uint8_t *b;
-	uint32_t want;
 	uint16_t n;
 	int ret;
 
-	/* Size, magic, version, flags, header length == byte_len. */
-	ret = rc_hdr_unpack(buf, byte_len, &h, err, errlen);
+	/* Header, a known type, its exact body size, the expected seq. */
+	ret = rc_msg_expect(buf, byte_len, ctl_kinds, N_KINDS, want_seq, &h, err, errlen);
 	if (ret)
 		return ret;
-	want = body_len(h.type);
-	if (!want)
-		return rc_bad_msg(err, errlen, "unexpected message type 0x%02x", h.type);
-	if (h.length != want)
-		return rc_bad_msg(err, errlen, "%s of %u body bytes, expected %u",
-				  xfer_type_str(h.type), h.length, want);
-	if (h.seq != want_seq)
-		return rc_bad_msg(err, errlen, "%s has sequence number %u, expected %u",
-				  xfer_type_str(h.type), h.seq, want_seq);
 	memset(m, 0, sizeof(*m));
 	m->type = h.type;
 	m->seq = h.seq;

@@ -4,10 +4,10 @@
  * port's retransmission counters whether the link is still resending
  * (lossy but alive) or quiet (the peer is silent); a failed completion is
  * worded with what the counters and the device say (rc_wc_explain).
- * Declared in rdma-common.h.
+ * Declared in rc-counters.h.
  */
 #define _GNU_SOURCE
-#include "rdma-common.h"
+#include "rc-counters.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,8 +2,9 @@
 /*
  * rc-lessons.h - what the --inject lessons of 01 and 02 report about a QP:
  * the enum names of completion statuses and QP states, and the QP's state
- * now (the kernel's release: rc_kernel_release, rdma-common.h). Not needed
- * to move data, so not in rdma-common.c (what a service copies).
+ * now (the kernel's release: rc_kernel_release, rc-counters.h). Not needed
+ * to move data, so not in the set rdma-common.h names (what a service
+ * copies).
  */
 #ifndef RC_LESSONS_H
 #define RC_LESSONS_H

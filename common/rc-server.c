@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * rc-server.c - listen, serve each client on its own thread, stop on
+ * rc-server.c - serve each client on its own thread, stop on
  * SIGINT/SIGTERM. See rc-server.h. Every RDMA call it makes goes through
- * rdma-common.h.
+ * the set rdma-common.h names: rc_listen, rc_take_request (each client's
+ * id on a channel of its own: the channel rule), rc_conn_destroy.
  */
 #define _GNU_SOURCE
 #include "rc-server.h"
+#include "rc-counters.h"
 #include "rc-opts.h"
 
 #include <arpa/inet.h>
@@ -20,56 +22,6 @@
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
-
-int rc_listen(struct rc_listener *l, const char *bind_addr, const char *port, bool verbose)
-{
-	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_TCP };
-	struct rdma_addrinfo *res = NULL;
-	int ret;
-
-	memset(l, 0, sizeof(*l));
-	rc_log_init(&l->log, "server", verbose);
-	ret = rc_create_cm_channel(&l->log, &l->channel);
-	if (ret)
-		return ret;
-	if (rdma_create_id(l->channel, &l->id, l, RDMA_PS_TCP))
-		return rc_fail(&l->log, errno, "rdma_create_id: %s", strerror(errno));
-	/* A plain IPv4/IPv6 address: the one of the RDMA netdev, or "any". */
-	ret = rdma_getaddrinfo(bind_addr ? bind_addr : "0.0.0.0", port, &hints, &res);
-	if (ret)
-		return rc_fail(&l->log, ret == -1 ? errno : EINVAL,
-			       "cannot use address '%s' port %s: %s",
-			       bind_addr ? bind_addr : "0.0.0.0", port,
-			       ret == -1 ? strerror(errno) : gai_strerror(ret));
-	ret = rdma_bind_addr(l->id, res->ai_src_addr);
-	if (ret) {
-		ret = errno;
-		rdma_freeaddrinfo(res);
-		return rc_fail(&l->log, ret, "rdma_bind_addr(%s port %s): %s; hint: %s",
-			       bind_addr ? bind_addr : "0.0.0.0", port, strerror(ret),
-			       ret == EADDRINUSE ? "another program listens on that port; try -p 0"
-						 : rc_cm_event_hint(RDMA_CM_EVENT_ADDR_ERROR, 0));
-	}
-	rdma_freeaddrinfo(res);
-	/* Backlog: connect requests the CM queues while we are busy. */
-	if (rdma_listen(l->id, 16))
-		return rc_fail(&l->log, errno, "rdma_listen: %s", strerror(errno));
-	rc_format_addr(rdma_get_local_addr(l->id), l->addr, sizeof(l->addr));
-	*strstr(l->addr, " port ") = '\0';
-	l->port = ntohs(rdma_get_src_port(l->id));
-	rc_trace(&l->log, "listening on %s port %u", l->addr, l->port);
-	return 0;
-}
-
-void rc_listener_close(struct rc_listener *l)
-{
-	if (l->id)
-		rdma_destroy_id(l->id);
-	if (l->channel)
-		rdma_destroy_event_channel(l->channel);
-	l->id = NULL;
-	l->channel = NULL;
-}
 
 /* One client being served. */
 struct slot {
@@ -89,9 +41,15 @@ static void *serve_thread(void *p)
 {
 	struct slot *s = p;
 	uint64_t one = 1;
+	int ret;
 
 	s->ret = s->fn(&s->conn, s->priv, s->priv_len, s->arg);
-	rc_conn_destroy(&s->conn);
+	/* A release the verbs refused is a leak: reported, as a failure. */
+	if (s->ret == 0)
+		s->conn.log.err[0] = '\0';
+	ret = rc_conn_destroy(&s->conn);
+	if (s->ret == 0)
+		s->ret = ret;
 	atomic_store(&s->done, true);
 	/* Wake the accept loop so it joins us now. */
 	if (write(s->done_fd, &one, sizeof(one)) < 0)
@@ -110,8 +68,7 @@ static void reap(struct slot *s)
 
 /* Hand a connect request to a free slot and its thread. */
 static int start_client(struct rc_listener *l, const struct rc_serve_opts *o, struct slot *s,
-			struct rdma_cm_id *id, const struct rc_cm_info *info, int cancel_fd,
-			unsigned seq)
+			const struct rc_cm_info *info, int cancel_fd, unsigned seq)
 {
 	char name[32];
 	int ret;
@@ -122,18 +79,10 @@ static int start_client(struct rc_listener *l, const struct rc_serve_opts *o, st
 	s->conn.ack_timeout = (uint8_t)o->ack_timeout;
 	s->conn.retry_count = (uint8_t)o->retry_count;
 	s->conn.link_hooks = o->link_hooks;
-	s->conn.id = id;
-	id->context = &s->conn;
-	rc_format_addr(rdma_get_peer_addr(id), s->conn.peer, sizeof(s->conn.peer));
-	s->conn.peer_initiator_depth = info->initiator_depth;
-	s->conn.peer_responder_resources = info->responder_resources;
 	memcpy(s->priv, info->priv, info->priv_len);
 	s->priv_len = info->priv_len;
-	/* Its own event channel: this connection's events (ESTABLISHED,
-	 * DISCONNECTED) then reach only its own thread. */
-	ret = rc_create_cm_channel(&s->conn.log, &s->conn.cm_channel);
-	if (!ret && rdma_migrate_id(id, s->conn.cm_channel))
-		ret = rc_fail(&s->conn.log, errno, "rdma_migrate_id: %s", strerror(errno));
+	/* Its own event channel: this thread-per-client server's rule. */
+	ret = rc_take_request(&s->conn, info, true);
 	if (!ret) {
 		ret = pthread_create(&s->thread, NULL, serve_thread, s);
 		if (ret)
@@ -142,7 +91,7 @@ static int start_client(struct rc_listener *l, const struct rc_serve_opts *o, st
 	}
 	if (ret) {
 		fprintf(stderr, "server: client %s: %s\n", s->conn.peer, s->conn.log.err);
-		rc_reject_id(id, "server error");
+		rc_reject_id(s->conn.id, "server error");
 		rc_conn_destroy(&s->conn);
 		return ret;
 	}
@@ -250,7 +199,7 @@ int rc_serve(struct rc_listener *l, const struct rc_serve_opts *o, rc_serve_fn f
 			rdma_destroy_id(id);
 			continue;
 		}
-		if (start_client(l, o, &slots[i], id, &info, cancel_fd, ++seq) == 0)
+		if (start_client(l, o, &slots[i], &info, cancel_fd, ++seq) == 0)
 			started++;
 		ret = 0;
 	}
@@ -301,7 +250,7 @@ int rc_server_main(const char *prog, const struct rc_opts *o, rc_serve_fn fn, vo
 		fprintf(stderr, "%s: signalfd: %s\n", prog, strerror(errno));
 		return RC_EXIT_FAIL;
 	}
-	ret = rc_listen(&l, o->bind, o->port, o->verbose);
+	ret = rc_listen(&l, NULL, o->bind, o->port, RC_BACKLOG, o->verbose);
 	if (ret) {
 		fprintf(stderr, "%s: %s\n", prog, l.log.err);
 		code = RC_EXIT_NOCONN;

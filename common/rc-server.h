@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rc-server.h - a server's life around the RDMA calls: listen, serve each
- * client on its own thread with its own struct rc_conn, turn SIGINT and
- * SIGTERM into a clean shutdown. Built on rdma-common.h's primitives; a
- * service with its own event loop needs only those.
+ * rc-server.h - a server's life around the RDMA calls: serve each client
+ * on its own thread with its own struct rc_conn (its id on a channel of
+ * its own: the channel rule of rdma-listen.h), turn SIGINT and SIGTERM
+ * into a clean shutdown. Built on the set rdma-common.h names (the
+ * listener is rdma-listen.h's); a service with its own event loop needs
+ * only that set.
  */
 #ifndef RC_SERVER_H
 #define RC_SERVER_H
@@ -15,24 +17,12 @@
 #include "rc-allow.h"
 #include "rdma-common.h"
 
-struct rc_listener {
-	struct rc_log log;
-	struct rdma_event_channel *channel;
-	struct rdma_cm_id *id;
-	char addr[64]; /* the bound address as text */
-	uint16_t port; /* the bound port (the real one when 0 was asked) */
-};
-
-/* Bind to bind_addr (NULL: all addresses) and port ("0": any free one)
- * and listen. */
-int rc_listen(struct rc_listener *l, const char *bind_addr, const char *port, bool verbose);
-void rc_listener_close(struct rc_listener *l);
-
 /*
  * Handles one client, from QP creation to the end of the conversation.
  * `priv`/`priv_len` is the private data of the connect request (already
  * copied). Return 0 when the client finished normally, else a negative
- * errno with c->log.err set. The connection is destroyed afterwards.
+ * errno with c->log.err set. The connection is destroyed afterwards; a
+ * release the verbs refuse there (a leak) makes a 0 a failure.
  */
 typedef int (*rc_serve_fn)(struct rc_conn *c, const void *priv, size_t priv_len, void *arg);
 

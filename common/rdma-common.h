@@ -1,18 +1,55 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rdma-common.h - RDMA only: what a service copies to use librdmacm and
- * ibverbs the way these examples do.
+ * ibverbs the way these examples do, and the one header it includes.
  *
- * What lives here: one connection's verbs resources (PD, completion channel,
- * CQ, QP, registered buffers), resolving, connecting, accepting, rejecting
- * and disconnecting with librdmacm, waiting for CM events and completions
- * with a timeout, names and hints for statuses and events, and the common
- * wire header. rdma-common.c needs nothing else from common/ (a unit
- * test builds a program from it alone). rc-counters.c, RDMA too, is an
- * opt-in: a wait that also asks the port's retransmission counters
- * (c->link_hooks = &rc_link_counters). What is not RDMA lives beside them:
- * rc-opts.h (command line), rc-server.h (listener, thread per client,
- * signals), rc-json.h (--json output).
+ * The set: a service copies these files of common/, all named rdma-*,
+ * and nothing else (they need only librdmacm, libibverbs and libc);
+ * "rdma-common alone" (in the project's rules and tests) means this set.
+ *   rdma-common.h  this header; it includes the three below
+ *   rdma-wire.h    the wire header, big-endian fields, receive-and-validate
+ *   rdma-device.h  a device context that many connections share
+ *   rdma-listen.h  the listener; a connect request becomes a connection
+ *   rdma-common.c  the log, clocks, names and hints
+ *   rdma-wire.c    the wire messages (pure code: no device needed)
+ *   rdma-conn.c    a connection: set-up, registration, connect, accept,
+ *                  disconnect, teardown
+ *   rdma-post.c    posting work requests, binding memory windows
+ *   rdma-wait.c    bounded waits for CM events and completions
+ *   rdma-device.c  the shared device context, caller memory, windows
+ *   rdma-listen.c  the listener
+ * A unit test (tests/unit/test-rdma-alone.c) and a small service with its
+ * client (tests/alone/) are built from the set alone. Beside it, not in
+ * it: rc-counters.{c,h}, RDMA too, an opt-in (waits that also ask the
+ * port's retransmission counters: c->link_hooks = &rc_link_counters);
+ * rc-opts.h (command line), rc-server.h (a thread per client, signals),
+ * rc-allow.h (--allow), rc-json.h (--json output).
+ *
+ * A client: rc_conn_init, rc_client_resolve, rc_create_qp, rc_buf_alloc,
+ * rc_post_recv, rc_client_connect; then rc_post_* and rc_next_wc; then
+ * rc_disconnect and rc_conn_destroy. Both sides check every message
+ * received with rc_recv_expect or rc_msg_expect (rdma-wire.h: its type,
+ * number and body length, the length from wc.byte_len) before its fields.
+ *
+ * A server (rdma-listen.h and rdma-device.h say more):
+ *  - listen: rc_listen, on a CM channel of the caller's or its own;
+ *  - take a request: rc_take_cm_event on that channel gives a
+ *    CONNECT_REQUEST, rc_take_request makes it a connection (struct
+ *    rc_conn) under the channel rule: a connection served by a thread of
+ *    its own gets a channel of its own (its thread waits there: rc_accept,
+ *    rc_next_wc, rc_disconnect); with one event loop for all, every id
+ *    stays on the listener's channel (c->cm_channel NULL) and the loop
+ *    hands each event to rc_conn_cm_event;
+ *  - a QP: with resources of its own (rc_create_qp: a PD, completion
+ *    channel and CQ per connection, as 02 and 03 do), or on a device
+ *    context the caller owns and shares (rc_device_open, rc_create_qp_on:
+ *    one PD, CQs, one completion channel, an SRQ);
+ *  - memory: rc_buf_alloc gives a connection memory of its own, freed with
+ *    it; rc_mem_reg registers memory the caller owns on the shared PD,
+ *    kept across connections until rc_mem_dereg; type 2 memory windows
+ *    (rc_mw_alloc, rc_mw_bind) expose a part of it to one connection;
+ *  - accept: rc_accept waits for ESTABLISHED (a thread per connection);
+ *    rc_accept_start does not (an event loop gets ESTABLISHED as an event).
  *
  * 01_basic-client-server makes these same librdmacm and ibverbs calls
  * inline, in the order of its sequence.txt: it is the lesson, meant to be
@@ -20,10 +57,12 @@
  * does is deliberate; do not "fix" it by calling these wrappers from 01.
  * 02 and 03 use the wrappers.
  *
- * Rules this library keeps: no global state (everything hangs off a
- * struct rc_conn), it never calls exit(), and every failing call returns
- * a negative errno and leaves a one-line message that says what failed,
- * why, and a hint, in the context's log.err.
+ * Rules the set keeps: no global state (everything hangs off a struct
+ * rc_conn, rc_device or rc_listener), it never calls exit(), and every
+ * failing call returns a negative errno and leaves a one-line message that
+ * says what failed, why, and a hint, in the context's log.err. Releasing
+ * is checked too: rc_conn_destroy, rc_device_close and rc_mem_dereg return
+ * what the verbs refused (a PD still in use: EBUSY) instead of ignoring it.
  */
 #ifndef RDMA_COMMON_H
 #define RDMA_COMMON_H
@@ -38,6 +77,8 @@
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
+
+#include "rdma-wire.h"
 
 #define RC_ERR_LEN 512
 
@@ -111,172 +152,11 @@ uint64_t rc_now_us(void);
 uint64_t rc_now_ns(void);
 
 /* ------------------------------------------------------------------ */
-/* The wire header every message of the collection starts with.       */
-/* ------------------------------------------------------------------ */
-
-#define RC_MAGIC   0x52444d58u /* "RDMX" */
-#define RC_VERSION 1
-
-/* Message types. 0x0_ are common, 0x1_ belong to 01, 0x2_ to 02, 0x3_ to 03. */
-enum rc_type {
-	RC_T_REJECT = 0x01, /* private data of rdma_reject: a text reason */
-};
-
-/*
- * On the wire, all fields big-endian. 16 bytes, no padding. Followed by
- * `length` bytes of body. The receiver takes the real length from
- * wc.byte_len (or the CM event's private_data_len) and checks it against
- * `length` before trusting anything else.
- */
-struct rc_hdr {
-	uint32_t magic;
-	uint8_t version;
-	uint8_t type;
-	uint16_t flags; /* must be 0 in version 1 */
-	uint32_t length;
-	uint32_t seq;
-};
-_Static_assert(sizeof(struct rc_hdr) == 16, "wire header must be 16 bytes");
-
-/* Decoded (host-endian) header. */
-struct rc_msg {
-	uint8_t type;
-	uint32_t length;
-	uint32_t seq;
-	const uint8_t *body; /* points into the received buffer */
-};
-
-/* Write a header for `type` with a body of `length` bytes into buf. */
-void rc_hdr_pack(void *buf, uint8_t type, uint32_t length, uint32_t seq);
-/*
- * Validate and decode `len` received bytes: size, magic, version, flags and
- * that the header's length is exactly what arrived. The type is not checked
- * here: each example knows which types it accepts. Returns 0 or -EBADMSG
- * with a reason in err.
- */
-int rc_hdr_unpack(const void *buf, size_t len, struct rc_msg *out, char *err, size_t errlen);
-/* The same for connection private data, which the transport pads with
- * zeros (to 56 bytes for a connect request): trailing bytes beyond the
- * header's length are allowed, missing ones are not. */
-int rc_priv_unpack(const void *buf, size_t len, struct rc_msg *out, char *err, size_t errlen);
-/* A message that fails validation: the reason in err, returns -EBADMSG. */
-static inline int __attribute__((format(printf, 3, 4)))
-rc_bad_msg(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EBADMSG;
-}
-
-/* rc_hdr_unpack, then the expected type and sequence number (01's and 02's
- * messages): 0, or -EBADMSG with what differs in err. */
-static inline int rc_hdr_expect(const void *buf, size_t len, uint8_t type, uint32_t seq,
-				struct rc_msg *m, char *err, size_t errlen)
-{
-	int ret = rc_hdr_unpack(buf, len, m, err, errlen);
-
-	if (ret)
-		return ret;
-	if (m->type != type)
-		return rc_bad_msg(err, errlen, "message type 0x%02x, expected 0x%02x", m->type,
-				  type);
-	if (m->seq != seq)
-		return rc_bad_msg(err, errlen, "sequence number %u, expected %u", m->seq, seq);
-	return 0;
-}
-
-/* rc_priv_unpack for a connect request's first message, a HELLO: type
- * `type`, a body of exactly body_len bytes, sequence number 0 (01's, 02's
- * and 03's). 0, or -EBADMSG with what differs in err. */
-static inline int rc_hello_expect(const void *priv, size_t len, uint8_t type, size_t body_len,
-				  struct rc_msg *m, char *err, size_t errlen)
-{
-	int ret = rc_priv_unpack(priv, len, m, err, errlen);
-
-	if (ret)
-		return ret;
-	if (m->type != type || m->length != body_len)
-		return rc_bad_msg(err, errlen,
-				  "expected a HELLO of %zu bytes, got type 0x%02x of %u bytes",
-				  body_len, m->type, m->length);
-	if (m->seq != 0)
-		return rc_bad_msg(err, errlen, "HELLO with sequence number %u, expected 0", m->seq);
-	return 0;
-}
-
-/* Big-endian fields of n bytes (at most 8) in message bodies, byte by
- * byte: a received buffer need not be aligned for a wider load. */
-static inline void rc_put_be(uint8_t *p, uint64_t v, int n)
-{
-	while (n-- > 0) {
-		p[n] = (uint8_t)v;
-		v >>= 8;
-	}
-}
-
-static inline uint64_t rc_get_be(const uint8_t *p, int n)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static inline void rc_put16(uint8_t *p, uint16_t v)
-{
-	rc_put_be(p, v, 2);
-}
-
-static inline void rc_put32(uint8_t *p, uint32_t v)
-{
-	rc_put_be(p, v, 4);
-}
-
-static inline void rc_put64(uint8_t *p, uint64_t v)
-{
-	rc_put_be(p, v, 8);
-}
-
-static inline uint16_t rc_get16(const uint8_t *p)
-{
-	return (uint16_t)rc_get_be(p, 2);
-}
-
-static inline uint32_t rc_get32(const uint8_t *p)
-{
-	return (uint32_t)rc_get_be(p, 4);
-}
-
-static inline uint64_t rc_get64(const uint8_t *p)
-{
-	return rc_get_be(p, 8);
-}
-
-/*
- * A memory region the peer may access: what a server advertises so the
- * client can RDMA READ/WRITE it. 16 bytes on the wire: be64 addr,
- * be32 rkey, be32 len.
- */
-struct rc_remote_buf {
-	uint64_t addr;
-	uint32_t rkey;
-	uint32_t len;
-};
-#define RC_REMOTE_BUF_WIRE 16
-
-void rc_remote_buf_pack(void *p, const struct rc_remote_buf *r);
-void rc_remote_buf_unpack(const void *p, struct rc_remote_buf *r);
-/* Is [off, off+len) inside the advertised region? Overflow-safe. */
-bool rc_remote_range_ok(const struct rc_remote_buf *r, uint64_t off, uint64_t len);
-
-/* ------------------------------------------------------------------ */
 /* Registered buffers.                                                 */
 /* ------------------------------------------------------------------ */
 
+/* Memory the NIC may use: rc_buf_alloc's (a connection's, freed with it)
+ * or rc_mem_reg's (the caller's, on a shared PD: rdma-device.h). */
 struct rc_buf {
 	void *addr;
 	size_t len;
@@ -289,9 +169,10 @@ struct rc_buf {
 /* ------------------------------------------------------------------ */
 
 /*
- * Verbs resources of one device, as used by one connection. Each
- * connection owns its own: its thread then waits only on its own CQ, and
- * a client that misbehaves cannot disturb the others.
+ * Verbs resources of one device, as used by one connection. With
+ * rc_create_qp each connection owns its own: its thread then waits only on
+ * its own CQ, and a client that misbehaves cannot disturb the others. With
+ * rc_create_qp_on they are a shared struct rc_device's, only borrowed.
  */
 struct rc_dev {
 	struct ibv_context *verbs; /* borrowed from the cm_id, not owned */
@@ -305,28 +186,8 @@ struct rc_dev {
 
 #define RC_POLL_BATCH 16
 
-/*
- * What a wait that timed out was waiting on: a silent peer, or a
- * transport still resending what a lossy link dropped? The port's
- * retransmission counters tell (/sys/class/infiniband/DEV/ports/N/
- * hw_counters, the names tools/link-counters.sh explains); rc-counters.c
- * reads them, for rc_next_wc, when c->link_hooks is &rc_link_counters.
- * The waits of one connection that went on past timeout_ms, each counted
- * from its start, add up to at most RC_LINK_BUDGET x timeout_ms: a link
- * that keeps failing ends the connection within a bounded time.
- */
-#define RC_LINK_BUDGET 3
-/*
- * A transfer that crawls: every wait ends in time, yet little moves (on a
- * link that reorders most packets, Soft-RoCE, which resends for ever at
- * retry count 7, went on at ~23 KiB/s: docs/reliability.md). A connection
- * whose caller counts what it moves (rc_link_moved) must move at least
- * RC_CRAWL_MIN bytes in every RC_CRAWL_WINDOW x timeout_ms in which the
- * port counted a peer's packets out of order, resent or NAKed.
- */
-#define RC_CRAWL_WINDOW 2
-#define RC_CRAWL_MIN	(1u << 20)
-
+/* What a wait that timed out was waiting on: a silent peer, or a link
+ * still resending? rc-counters.{c,h} (the opt-in) keeps its state here. */
 /* The port's counters and one wait's look at them, in struct rc_conn. */
 struct rc_link {
 	/* NULL: "/sys". Only tests set it, to a tree of fake counter files. */
@@ -359,12 +220,16 @@ struct rc_link {
 
 struct rc_conn;
 struct rc_cq_wait;
+struct rc_device;
+
+struct rc_conn;
+struct rc_cq_wait;
 
 /*
  * What rc_next_wc asks beyond the CQ, when c->link_hooks is set (02 and 03
  * set rc-counters.c's rc_link_counters). NULL: each wait ends after
  * timeout_ms, with the plain messages ("no completion within N ms", "the
- * peer disconnected"), and rdma-common.c needs no other file.
+ * peer disconnected"), and the set needs no other file.
  */
 struct rc_link_hooks {
 	/* At the start of each wait: 0, or the error that ends it at once. */
@@ -399,9 +264,15 @@ struct rc_conn {
 	const struct rc_link_hooks *link_hooks;
 	struct rc_link link;
 
-	struct rdma_event_channel *cm_channel; /* events of this id only */
+	/* Events of this id only, destroyed with it; NULL when its events go
+	 * to a channel the connection does not own (an event loop's: the
+	 * channel rule, rdma-listen.h). */
+	struct rdma_event_channel *cm_channel;
 	struct rdma_cm_id *id;
 	struct rc_dev dev;
+	/* NULL: dev's PD, channel and CQ are this connection's own; else the
+	 * shared device they belong to (rc_create_qp_on). */
+	struct rc_device *shared;
 	struct ibv_qp *qp; /* id->qp once created */
 	struct ibv_qp_cap cap;
 	struct rc_buf *bufs; /* every buffer registered on this connection */
@@ -428,24 +299,27 @@ struct rc_conn {
 };
 
 /* Set the fields every connection needs. Call first; then either
- * rc_client_resolve() or receive one from rc_serve(). */
+ * rc_client_resolve() or rc_take_request() (a server). */
 void rc_conn_init(struct rc_conn *c, const char *name, bool verbose, int timeout_ms, int cancel_fd);
 
 /* Client: rdma_getaddrinfo, then resolve address and route (waits). */
 int rc_client_resolve(struct rc_conn *c, const char *host, const char *port);
 
-/* Both: PD + completion channel + CQ sized for `cap`, then the RC QP. */
+/* Both: PD + completion channel + CQ sized for `cap`, then the RC QP. On a
+ * shared device instead: rc_create_qp_on (rdma-device.h). */
 int rc_create_qp(struct rc_conn *c, const struct ibv_qp_cap *cap);
 
-/* Allocate page-aligned memory and register it with `access` flags. The
- * buffer belongs to the connection and is freed by rc_conn_destroy(). */
+/* Allocate page-aligned memory and register it with `access` flags on the
+ * connection's PD. The buffer belongs to the connection and is freed by
+ * rc_conn_destroy(). Memory that outlives connections: rc_mem_reg. */
 int rc_buf_alloc(struct rc_conn *c, size_t len, int access, struct rc_buf **out);
 
 /* Post one receive / send of buf[off, off+len). wr_id identifies it in
  * the completion; `signaled` asks for a send completion. A receive with
  * b == NULL has no buffer at all (zero SGEs): enough for an
  * RDMA_WRITE_WITH_IMM, whose data lands where the writer said and whose
- * receive carries only the immediate value. */
+ * receive carries only the immediate value. A QP on an SRQ takes its
+ * receives from there (rc_post_srq_recv): rc_post_recv refuses. */
 int rc_post_recv(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len, uint64_t wr_id);
 int rc_post_send(struct rc_conn *c, struct rc_buf *b, size_t off, size_t len, uint64_t wr_id,
 		 bool signaled);
@@ -465,17 +339,27 @@ int rc_post_send_list(struct rc_conn *c, struct ibv_send_wr *first);
 /* Client: rdma_connect with private data, wait for ESTABLISHED. */
 int rc_client_connect(struct rc_conn *c, const void *priv, uint8_t priv_len,
 		      uint8_t initiator_depth, uint8_t responder_resources);
-/* Server: rdma_accept, wait for ESTABLISHED. */
+/* Server: rdma_accept, wait for ESTABLISHED (on the connection's own
+ * channel: -EINVAL without one). */
 int rc_accept(struct rc_conn *c, uint8_t initiator_depth, uint8_t responder_resources);
+/* Server: rdma_accept and return; ESTABLISHED comes later as an event for
+ * rc_conn_cm_event (an event loop's way). The QP is in RTS already: the
+ * server may post sends, but the client's QP takes them only once it has
+ * the reply, so an event loop sends after ESTABLISHED. */
+int rc_accept_start(struct rc_conn *c, uint8_t initiator_depth, uint8_t responder_resources);
 /* Server: refuse a connection request with a reason the client prints. */
 int rc_reject(struct rc_conn *c, const char *reason);
 
 /*
  * Wait for the next completion, at most timeout_ms; with rc_link_counters,
  * longer while the port's retransmission counters rise (a lossy link,
- * still resending: within the connection's RC_LINK_BUDGET, see
- * rc_wait_timed_out). Polls the CQ in batches of RC_POLL_BATCH and hands
- * them out one by one.
+ * still resending: within the connection's budget, rc-counters.h). Polls
+ * the CQ in batches of RC_POLL_BATCH and hands them out one by one. It
+ * watches the connection's own CM channel for DISCONNECTED; without one
+ * (c->cm_channel NULL: the channel rule), the CQ, cancel_fd and wake_fd
+ * only, and c->peer_disconnected as the owner of the events set it. On a
+ * shared CQ (rc_create_qp_on) it refuses (-EINVAL): another connection's
+ * completions would come out here; poll the device (rc_device_poll).
  * Returns 0 with *wc filled; -EIO with *wc filled when the completion
  * failed (log.err names the status and a hint); -ETIMEDOUT;
  * -ECONNRESET when the peer disconnected; -ECANCELED when cancel_fd fired;
@@ -484,45 +368,13 @@ int rc_reject(struct rc_conn *c, const char *reason);
  */
 int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc);
 
-/*
- * rc-counters.c: rc_next_wc's look at the port's counters, its hooks in
- * rc_link_counters. A program that sets them links rc-counters.c too.
- */
-extern const struct rc_link_hooks rc_link_counters;
-/* Find the counters of DEV's port: 0, or -1 (l->state -1) if this port
- * has none of them or they cannot be read. */
-int rc_link_find(struct rc_link *l, const char *dev, unsigned port);
-/* Sum of the port's retransmission counters now: 0, or -1. */
-int rc_link_read(const struct rc_link *l, uint64_t *sum);
-/* At a connection's first wait: find the counters, note conn_peer;
- * later calls do nothing. */
-void rc_link_begin(struct rc_conn *c);
-/* The caller moved `bytes` (a completed WRITE or READ): what RC_CRAWL_MIN
- * is measured against. A connection that never calls it is not checked. */
+/* The caller moved `bytes` (a completed WRITE or READ): what rc-counters'
+ * crawl bound (RC_CRAWL_MIN) is measured against. A connection that never
+ * calls it is not checked; without rc_link_counters it counts, unused. */
 static inline void rc_link_moved(struct rc_conn *c, uint64_t bytes)
 {
 	c->link.moved += bytes;
 }
-
-/*
- * How long rc_next_wc's wait sleeps before asking rc_wait_timed_out:
- * half of timeout_ms while the counters may be there (the look at the
- * counters then costs nothing in a wait that ends sooner), else all.
- */
-int rc_wait_first_ms(const struct rc_conn *c);
-
-/*
- * rc_next_wc's wait reached w's deadline. At half the timeout:
- * read the counters, wait for the other half (returns 0). At the timeout:
- * a local stall (c->local_stall) fails with its message; counters that
- * rose since the last look, while the port received packets (where it
- * counts them), mean the link is lossy but the peer alive: the deadline
- * moves on by half a timeout (returns 0; one -v line) while the
- * connection's budget lasts (RC_LINK_BUDGET timeouts for all its extended
- * waits, each charged from its start). Else -ETIMEDOUT, log.err naming
- * what was seen: a spent budget fails the wait at once, as a lossy link.
- */
-int rc_wait_timed_out(struct rc_conn *c, struct rc_cq_wait *w);
 
 /*
  * The bounded waits on raw objects, under rc_next_wc and the rc_conn
@@ -549,10 +401,33 @@ struct rc_cm_info {
  * Returns 0 if it is `expected`; else a negative errno with log->err: the
  * step, the event that came instead and a hint (for a REJECTED with our
  * REJECT message, the server's reason), or the timeout or cancellation.
+ * It knows no connection: on a connection's channel use
+ * rc_conn_wait_cm_event, which records what it saw in the connection.
  */
 int rc_wait_cm_event(struct rdma_event_channel *ch, enum rdma_cm_event_type expected,
 		     int timeout_ms, int cancel_fd, const char *step, struct rc_log *log,
 		     struct rc_cm_info *info);
+
+/*
+ * Record a CM event of c's id in c: ESTABLISHED sets c->established
+ * (and traces the QP's retry settings), DISCONNECTED c->peer_disconnected,
+ * whatever was expected. Every wait of a connection calls it, and so does
+ * an event loop for each event whose id is c's (id->context). Returns 0
+ * for ESTABLISHED, DISCONNECTED, TIMEWAIT_EXIT and ADDR_CHANGE; for an
+ * event that ends the connection (REJECTED, UNREACHABLE, CONNECT_ERROR,
+ * DEVICE_REMOVAL, ...), a negative errno with log.err naming it and a hint.
+ */
+int rc_conn_cm_event(struct rc_conn *c, const struct rc_cm_info *info);
+/*
+ * rc_wait_cm_event on c's own channel, bounded by c->timeout_ms and
+ * cancelled by c->cancel_fd, then rc_conn_cm_event's record of what came:
+ * after a DISCONNECTED waited for here, rc_disconnect waits for no other.
+ * 0 if it is `expected` (info: NULL, or a copy), else a negative errno with
+ * c->log.err; -EINVAL when c has no channel of its own (the channel rule:
+ * its owner hands its events to rc_conn_cm_event).
+ */
+int rc_conn_wait_cm_event(struct rc_conn *c, enum rdma_cm_event_type expected, const char *step,
+			  struct rc_cm_info *info);
 
 /* Trace a polled completion (-v); a failed one is an error: returns 0, or
  * -EIO with log->err naming the status and a hint. */
@@ -589,12 +464,25 @@ int rc_wait_cq_cm(struct rc_cq_wait *w, struct ibv_comp_channel *channel,
 /* A completion of an unexpected kind: record it as an error. */
 int rc_unexpected_wc(struct rc_conn *c, const struct ibv_wc *wc);
 
-/* rdma_disconnect and wait (bounded) for the DISCONNECTED event. */
+/*
+ * rdma_disconnect, and with a channel of its own, wait (bounded) for the
+ * DISCONNECTED event, unless one was seen already (c->peer_disconnected).
+ * Without one (the channel rule) it does not wait: DISCONNECTED reaches
+ * the owner of the events, who hands it to rc_conn_cm_event.
+ */
 int rc_disconnect(struct rc_conn *c);
 
-/* Free everything the connection holds, in reverse order of creation.
- * Safe on a partly set up connection and safe to call twice. */
-void rc_conn_destroy(struct rc_conn *c);
+/*
+ * Free everything the connection holds, in reverse order of creation:
+ * its QP, its buffers, what of dev is its own (a shared device's objects
+ * stay), its id and its own channel. Safe on a partly set up connection
+ * and safe to call twice. Returns 0, or the first failure of a release
+ * as a negative errno, added to c->log.err (after what is there): e.g.
+ * EBUSY from ibv_dealloc_pd when memory the caller registered on the
+ * connection's PD is still registered (it is leaked; say so, never
+ * ignore it).
+ */
+int rc_conn_destroy(struct rc_conn *c);
 
 /* -v: the retry settings the CM gave qp on its way to RTS. */
 void rc_trace_retry(const struct rc_log *log, struct ibv_qp *qp);
@@ -629,45 +517,13 @@ int rc_take_cm_event(struct rdma_event_channel *ch, struct rc_cm_info *info, str
 		     const struct rc_log *log);
 /* "ADDR port N" of an IPv4 or IPv6 address. */
 void rc_format_addr(const struct sockaddr *sa, char *out, size_t len);
-/* rdma_reject a connect request with a REJECT message carrying `reason`,
- * which the client prints. Returns 0 or a negative errno. */
+/* rdma_reject a connect request with a REJECT message carrying `reason`
+ * (rc_reject_pack), which the client prints. Returns 0 or a negative
+ * errno. */
 int rc_reject_id(struct rdma_cm_id *id, const char *reason);
-/* That REJECT message: `reason` (cut to fit) after the header, in buf;
- * returns its length, for rdma_reject's private data. */
-#define RC_REJECT_MAX 128
-uint8_t rc_reject_pack(uint8_t buf[RC_REJECT_MAX], const char *reason);
 
-/*
- * rc_next_wc, after a failed completion (rc-counters.c): words what the
- * port saw, in c->log.err. A flush that is the first failure of c, before
- * our own rdma_disconnect, on Soft-RoCE (vendor id 0xffffff): the device
- * failed the QP without an error completion, a known rdma_rxe bug
- * (docs/kernels.md), with the kernel's X.Y; a peer's disconnect never
- * flushes our QP, so it is named beside the bug, not instead; an error
- * polled in the same batch behind the flush is named instead. Retries
- * exhausted while the port counted packets from a peer out of order,
- * resent or NAKed during this connection: a lossy or reordering link, not
- * only a silent peer.
- */
-void rc_wc_explain(struct rc_conn *c, const struct ibv_wc *wc);
-/* After c->log.err got the caller's "the data an RDMA READ brought differs
- * from the peer's" (03: a chunk's hash): on Soft-RoCE on a kernel whose
- * rdma_rxe was seen to complete READs with data missing on a lossy or
- * reordering link (6.12 and later: tests/repro/rxe-read-send,
- * docs/kernels.md), and only when the port counted a peer's packets out
- * of order, resent or NAKed during this connection, append both to
- * c->log.err. In rc-counters.c. */
-void rc_read_data_explain(struct rc_conn *c);
-/* Its rule and words, given what the device (soft_roce: vendor id
- * 0xffffff) and the kernel (major.minor) are: for the unit tests. */
-void rc_read_data_note(struct rc_conn *c, bool soft_roce, int major, int minor);
-/* rc_next_wc, when the peer disconnected: -ECONNRESET, c->log.err saying
- * so, and that the link was lossy when the counters above say it was. */
-int rc_peer_gone(struct rc_conn *c);
-/* The running kernel's release as `uname -r` prints it, copied into buf
- * (65 bytes hold any), or "(unknown)"; returns buf. Where kernels differ
- * (the rdma_rxe bug above, the lessons of 01 and 02), we say which one we
- * saw. In rc-counters.c. */
-const char *rc_kernel_release(char *buf, size_t len);
+/* The rest of the set: the shared device context, and the listener. */
+#include "rdma-device.h"
+#include "rdma-listen.h"
 
 #endif /* RDMA_COMMON_H */

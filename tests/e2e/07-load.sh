@@ -3,7 +3,9 @@
 # 01 server, all verified, and afterwards the servers hold no more than
 # before: the same RDMA resources (rdma resource show: pd, cq, qp, cm_id,
 # mr, ctx), the same open files, and no memory that grows from one round
-# of clients to the next. Run through tools/rdma-env.
+# of clients to the next. Then the slot service built from common/'s set
+# alone (tests/alone/): clients at once on one event loop, one CQ, one SRQ,
+# one region and a window each. Run through tools/rdma-env.
 # shellcheck source=../lib.sh source-path=SCRIPTDIR
 . "$(dirname "$0")/../lib.sh"
 
@@ -130,4 +132,50 @@ t_eleven_clients_at_once_then_nothing_left() {
 	settled "$base"
 }
 
-run_tests t_eleven_clients_at_once_then_nothing_left
+SA=$ROOT/build/tests/alone-server
+CA=$ROOT/build/tests/alone-client
+
+# The set rdma-common.h names, alone (tests/alone/alone.h): 6 clients at
+# once on one event loop, each verified through a window of its own over
+# one region (a fresh rkey each: no two the same), the SRQ's limit event
+# seen, each client disconnecting after waiting for the server's
+# DISCONNECTED (no second wait: a wait that did not record it would end
+# in "no DISCONNECTED within"); a HELLO asking for more than a slot is
+# rejected with the reason. Afterwards the server holds what it held
+# idle (each client's QP, id and window released), and exits 0 on
+# SIGTERM, every release checked; one that leaves a region on the PD
+# (--keep-region) exits 1, saying that closing the device failed.
+t_set_alone_serves_many_on_shared_resources() {
+	local idle i rkeys port
+	start_server sa "$SA" -b "$RDMA_IP" -c 8 || return 1
+	port=$PORT
+	ASAN_OPTIONS=detect_leaks=0 start_server sk "$SA" -b "$RDMA_IP" --keep-region || return 1
+	idle=$(resources)
+	for i in 1 2 3 4 5 6; do
+		spawn a$i "$CA" --timeout 10000 -s $((i * 5000)) "$RDMA_IP" "$port"
+	done
+	spawn big "$CA" -s 100000 "$RDMA_IP" "$port"
+	for i in 1 2 3 4 5 6; do
+		wait_exit a$i 60
+		[ "$RC" != 124 ] || fail "client a$i did not exit within 60 s: $STUCK; $(tail_of "$T/a$i.err")" || return 1
+		want_rc a$i 0 || return 1
+		want_out a$i "^wrote $((i * 5000)) bytes through window rkey 0x[0-9a-f]+: checksum 0x[0-9a-f]{16} the same as the server's$" || return 1
+		want_out a$i "^disconnected in [0-9]+ ms$" || return 1
+	done
+	wait_exit big 60
+	want_rc big 1 || return 1
+	want_err big "the server rejected the connection: asks for 100000 bytes, a slot has 65536$" || return 1
+	[ "$(count_out sa " bytes in slot [0-7] through window rkey 0x[0-9a-f]+, checksum 0x[0-9a-f]{16} the same as the client's$")" = 6 ] ||
+		fail "the server did not verify 6 clients: $(tail_of "$T/sa.out" 4)" || return 1
+	rkeys=$(sed -n 's/.* through window rkey \(0x[0-9a-f]*\),.*/\1/p' "$T/sa.out" | sort -u | wc -l)
+	[ "$rkeys" = 6 ] || fail "6 clients, $rkeys different window rkeys" || return 1
+	want_out sa "^async event SRQ limit reached$" || return 1
+	settled "$idle" || return 1
+	stop_server sa || return 1
+	kill -TERM "${PID[sk]}"
+	wait_exit sk 10
+	want_rc sk 1 || return 1
+	want_err sk "closing the device: ibv_dealloc_pd: Device or resource busy; hint: a region or window is still on the PD"
+}
+
+run_tests t_eleven_clients_at_once_then_nothing_left t_set_alone_serves_many_on_shared_resources

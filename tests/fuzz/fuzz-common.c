@@ -1,14 +1,41 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: the decoders of common/ (wire header, connection
- * private data, remote buffer descriptors). Any input must be either
- * rejected or decoded into values that respect the invariants below.
+ * private data, remote buffer descriptors, receive-and-validate). Any
+ * input must be either rejected or decoded into values that respect the
+ * invariants below.
  */
 #include <stdint.h>
 #include <string.h>
 
 #include "fuzz.h"
 #include "rdma-common.h"
+
+/* The first kind alone, then both: a message accepted is of one of them,
+ * with exactly its body length, and numbered seq (the input's last byte). */
+static void fuzz_msg_expect(const uint8_t *data, size_t size)
+{
+	static const struct rc_msg_kind kinds[] = { { 0x22, 16, NULL }, { 0x36, 0, "DONE" } };
+	struct ibv_wc wc = { .status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV };
+	uint32_t seq = size ? data[size - 1] : 0;
+	char err[160];
+	struct rc_msg m;
+
+	for (size_t n = 1; n <= 2; n++) {
+		if (rc_msg_expect(data, size, kinds, n, seq, &m, err, sizeof(err)) == 0) {
+			CHECK(m.type == 0x22 || (n == 2 && m.type == 0x36));
+			CHECK(m.length == (m.type == 0x22 ? 16u : 0u));
+			CHECK(m.seq == seq && m.length + sizeof(struct rc_hdr) == size);
+		} else {
+			CHECK(memchr(err, '\0', sizeof(err)) != NULL);
+		}
+		/* The same bytes as a completion into a buffer of 24: an
+		 * accepted one is never past it. */
+		wc.byte_len = (uint32_t)size;
+		if (rc_recv_expect(&wc, data, 24, kinds, n, seq, &m, err, sizeof(err)) == 0)
+			CHECK(size <= 24 && m.type == 0x36);
+	}
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -37,5 +64,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(rc_remote_range_ok(&r, off, len) ==
 		      ((unsigned __int128)off + len <= (unsigned __int128)r.len));
 	}
+	fuzz_msg_expect(data, size);
 	return 0;
 }

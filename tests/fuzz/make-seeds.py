@@ -33,6 +33,10 @@ write("fuzz-common", "remote-range",
       struct.pack(">QII", 0x7F0000001000, 0x1234, 4096) + struct.pack("<QQ", 4000, 96))
 write("fuzz-common", "remote-wrap",
       struct.pack(">QII", 1, 2, 4096) + struct.pack("<QQ", 16, 2**64 - 8))
+# receive-and-validate: the input's last byte is the sequence number wanted
+write("fuzz-common", "expect-done", hdr(0x36, 0, seq=9))
+write("fuzz-common", "expect-typed", msg(0x22, bytes(15) + b"\x07", seq=7))
+write("fuzz-common", "expect-wrong-length", msg(0x22, bytes(7) + b"\x07", seq=7))
 
 # 01: HELLO, and DATA preceded by the expected seq and size limit
 # HELLO body: be32 max_payload, u8 lesson (0 none, 1 no-recv, 2 sq-overflow), 3 reserved bytes

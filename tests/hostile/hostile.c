@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "hostile.h"
+#include "rc-counters.h" /* rc_link_counters */
 #include "rc-opts.h"
 
 void note(struct hc *h, const char *fmt, ...)

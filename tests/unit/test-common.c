@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "rc-counters.h" /* rc_kernel_release */
 #include "rc-json.h"
 #include "rc-lessons.h"
 #include "rc-opts.h"

@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * Two programs from this file (Makefile). test-rdma-alone is built from
- * common/rdma-common.c alone (no other common/ file): it is what a service
- * copies, so it must link on its own; if it ever calls into rc-counters,
- * rc-opts, rc-server or rc-json, it no longer links and `make unit` fails.
- * It tests the waits' error paths that need no RDMA device, with a
- * stand-in CQ, and their plain behaviour (no c->link_hooks).
- * test-rdma-counters (RC_TEST_COUNTERS) adds rc-counters.c, the opt-in:
- * what a timed-out wait decides from fake counter files, and the words of
- * a failed completion.
+ * test-rdma-alone is built from the set rdma-common.h names (common/
+ * rdma-*.c) alone, no other common/ file: it is what a service copies, so
+ * it must link on its own; if it ever calls into rc-counters, rc-opts,
+ * rc-server or rc-json, it no longer links and `make unit` fails. It tests
+ * what needs no RDMA device: the waits' error paths with a stand-in CQ
+ * (cq-stub.h) and their plain behaviour (no c->link_hooks), the channel
+ * rule's connection without a CM channel of its own, what a connection
+ * records of its CM events, and receive-and-validate.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,57 +26,81 @@
 
 #include <cmocka.h>
 
-#include "rdma-common.h"
+#define CQ_STUB_HOOKS NULL /* plain waits: no rc-counters */
+#include "cq-stub.h"
 
-#ifndef RC_TEST_COUNTERS
-/* Every function rdma-common.h declares for rdma-common.c (`nm -g
- * build/common/rdma-common.o` lists the same): taking its address makes
- * the linker find it in rdma-common.o, and in nothing else. */
+/* Every function the set's headers declare (tests/check-set compares them
+ * with the set's definitions; `nm -g build/common/rdma-*.o` lists the
+ * same): taking its address makes the linker find it in the set, and in
+ * nothing else. */
 static void every_function_links(void **state)
 {
 	void (*const fns[])(void) = {
-		(void (*)(void))rc_log_init,
-		(void (*)(void))rc_trace,
+		(void (*)(void))rc_accept,
+		(void (*)(void))rc_accept_start,
+		(void (*)(void))rc_buf_alloc,
+		(void (*)(void))rc_call_hint,
+		(void (*)(void))rc_client_connect,
+		(void (*)(void))rc_client_resolve,
+		(void (*)(void))rc_cm_event_hint,
+		(void (*)(void))rc_conn_cm_event,
+		(void (*)(void))rc_conn_destroy,
+		(void (*)(void))rc_conn_init,
+		(void (*)(void))rc_conn_wait_cm_event,
+		(void (*)(void))rc_create_cm_channel,
+		(void (*)(void))rc_create_qp,
+		(void (*)(void))rc_create_qp_on,
+		(void (*)(void))rc_device_async_event,
+		(void (*)(void))rc_device_close,
+		(void (*)(void))rc_device_cq_events,
+		(void (*)(void))rc_device_open,
+		(void (*)(void))rc_device_poll,
+		(void (*)(void))rc_device_query,
+		(void (*)(void))rc_disconnect,
 		(void (*)(void))rc_fail,
 		(void (*)(void))rc_fail_call,
-		(void (*)(void))rc_call_hint,
-		(void (*)(void))rc_now_us,
-		(void (*)(void))rc_now_ns,
+		(void (*)(void))rc_format_addr,
 		(void (*)(void))rc_hdr_pack,
 		(void (*)(void))rc_hdr_unpack,
+		(void (*)(void))rc_listen,
+		(void (*)(void))rc_listener_close,
+		(void (*)(void))rc_log_init,
+		(void (*)(void))rc_mem_dereg,
+		(void (*)(void))rc_mem_reg,
+		(void (*)(void))rc_msg_expect,
+		(void (*)(void))rc_mw_alloc,
+		(void (*)(void))rc_mw_bind,
+		(void (*)(void))rc_mw_dealloc,
+		(void (*)(void))rc_mw_invalidate,
+		(void (*)(void))rc_next_wc,
+		(void (*)(void))rc_now_ns,
+		(void (*)(void))rc_now_us,
+		(void (*)(void))rc_post_rdma,
+		(void (*)(void))rc_post_recv,
+		(void (*)(void))rc_post_send,
+		(void (*)(void))rc_post_send_list,
+		(void (*)(void))rc_post_srq_recv,
 		(void (*)(void))rc_priv_unpack,
+		(void (*)(void))rc_recv_expect,
+		(void (*)(void))rc_reject,
+		(void (*)(void))rc_reject_id,
+		(void (*)(void))rc_reject_pack,
 		(void (*)(void))rc_remote_buf_pack,
 		(void (*)(void))rc_remote_buf_unpack,
 		(void (*)(void))rc_remote_range_ok,
-		(void (*)(void))rc_conn_init,
-		(void (*)(void))rc_client_resolve,
-		(void (*)(void))rc_create_qp,
-		(void (*)(void))rc_buf_alloc,
-		(void (*)(void))rc_post_recv,
-		(void (*)(void))rc_post_send,
-		(void (*)(void))rc_post_rdma,
-		(void (*)(void))rc_post_send_list,
-		(void (*)(void))rc_client_connect,
-		(void (*)(void))rc_accept,
-		(void (*)(void))rc_reject,
-		(void (*)(void))rc_next_wc,
-		(void (*)(void))rc_unexpected_wc,
-		(void (*)(void))rc_disconnect,
-		(void (*)(void))rc_conn_destroy,
-		(void (*)(void))rc_wc_opcode_str,
-		(void (*)(void))rc_wc_status_hint,
-		(void (*)(void))rc_cm_event_hint,
-		(void (*)(void))rc_wait_readable,
-		(void (*)(void))rc_create_cm_channel,
+		(void (*)(void))rc_srq_arm_limit,
 		(void (*)(void))rc_take_cm_event,
-		(void (*)(void))rc_format_addr,
-		(void (*)(void))rc_reject_id,
-		(void (*)(void))rc_reject_pack,
+		(void (*)(void))rc_take_request,
+		(void (*)(void))rc_trace,
+		(void (*)(void))rc_trace_retry,
+		(void (*)(void))rc_unexpected_wc,
 		(void (*)(void))rc_wait_cm_event,
 		(void (*)(void))rc_wait_cq,
 		(void (*)(void))rc_wait_cq_cm,
+		(void (*)(void))rc_wait_readable,
 		(void (*)(void))rc_wc_check,
-		(void (*)(void))rc_trace_retry,
+		(void (*)(void))rc_wc_opcode_str,
+		(void (*)(void))rc_wc_status_hint,
 	};
 	size_t i;
 
@@ -95,91 +118,6 @@ static void wait_readable_refuses_too_many_fds(void **state)
 	/* All skipped: nothing can become readable, so "just look" times out. */
 	assert_int_equal(rc_wait_readable(fds, 4, 0), -ETIMEDOUT);
 }
-#endif
-
-/* A stand-in for a device's CQ: never has a completion. */
-static int empty_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
-{
-	(void)cq;
-	(void)n;
-	(void)wc;
-	return 0;
-}
-
-static int notify_ok(struct ibv_cq *cq, int solicited_only)
-{
-	(void)cq;
-	(void)solicited_only;
-	return 0;
-}
-
-/* A connection on a stand-in CQ that stays empty, with no fds to wake it. */
-struct empty_cq_conn {
-	struct ibv_context ctx;
-	struct ibv_cq cq;
-	struct ibv_comp_channel ch;
-	struct rdma_event_channel cm;
-	struct rc_conn c;
-};
-
-static void empty_cq_conn_init(struct empty_cq_conn *e, bool busy, int timeout_ms)
-{
-	memset(e, 0, sizeof(*e));
-	e->ch.fd = -1;
-	e->cm.fd = -1;
-	e->ctx.ops.poll_cq = empty_poll_cq;
-	e->ctx.ops.req_notify_cq = notify_ok;
-	e->cq.context = &e->ctx;
-	rc_conn_init(&e->c, "test", false, timeout_ms, -1);
-	e->c.busy_poll = busy;
-	e->c.dev.cq = &e->cq;
-	e->c.dev.channel = &e->ch;
-	e->c.cm_channel = &e->cm;
-#ifdef RC_TEST_COUNTERS
-	e->c.link_hooks = &rc_link_counters; /* the waits as 02 and 03 wait */
-#endif
-}
-
-/*
- * rc_next_wc with a CQ that stays empty and a poll() that fails: with
- * RLIMIT_NOFILE below the number of fds, poll() fails with EINVAL. The
- * message must name that errno, in both waiting modes (busy polling once
- * shifted the error like an fd index and named errno 21, EISDIR).
- */
-static void next_wc_names_polls_errno(bool busy)
-{
-	struct empty_cq_conn e;
-	struct rc_conn *c = &e.c;
-	struct rlimit old, low;
-	struct ibv_wc wc;
-	int ret;
-
-	empty_cq_conn_init(&e, busy, 1000);
-
-	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
-	low = old;
-	low.rlim_cur = 2; /* fewer than the 3 (busy) or 4 fds polled */
-	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
-	ret = rc_next_wc(c, &wc);
-	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
-
-	assert_int_equal(ret, -EINVAL);
-	assert_string_equal(c->log.err, "poll: Invalid argument");
-}
-
-static void next_wc_busy_names_polls_errno(void **state)
-{
-	(void)state;
-	next_wc_names_polls_errno(true);
-}
-
-static void next_wc_event_names_polls_errno(void **state)
-{
-	(void)state;
-	next_wc_names_polls_errno(false);
-}
-
-#ifndef RC_TEST_COUNTERS
 /* No link_hooks: a wait ends after --timeout, with the plain message, in
  * both modes; a peer that disconnected is named as such. */
 static void next_wc_plain_waits(void **state)
@@ -221,661 +159,220 @@ static void reject_message(void **state)
 	reason[sizeof(reason) - 1] = '\0';
 	assert_int_equal(rc_reject_pack(buf, reason), RC_REJECT_MAX);
 }
-#else
+/* ---- Receive-and-validate (rdma-wire.h) ---- */
 
-/* ---- A timed-out wait and the port's counters (rc-counters.c) ---- */
-
-/* A fake sysfs tree: ROOT/class/infiniband/rxe0/ports/1/hw_counters. */
-struct fake_port {
-	char root[64], dir[160];
-};
-
-static void fake_counter(const struct fake_port *f, const char *name, unsigned long long v)
+/* A message of `type` with a body of body_len zero bytes, number seq. */
+static size_t make_msg(uint8_t *buf, uint8_t type, uint32_t body_len, uint32_t seq)
 {
-	char path[256], tmp[256];
-	FILE *fp;
-
-	/* Whole or not at all, as sysfs reads are: a reader (rc_next_wc in
-	 * another thread) never sees the file empty. */
-	snprintf(path, sizeof(path), "%s/%s", f->dir, name);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.new", f->dir, name);
-	fp = fopen(tmp, "w");
-	assert_non_null(fp);
-	fprintf(fp, "%llu\n", v);
-	assert_int_equal(fclose(fp), 0);
-	assert_int_equal(rename(tmp, path), 0);
+	memset(buf, 0, sizeof(struct rc_hdr) + body_len);
+	rc_hdr_pack(buf, type, body_len, seq);
+	return sizeof(struct rc_hdr) + body_len;
 }
 
-static void fake_port_make(struct fake_port *f, bool with_counters)
+/* rc_msg_expect, wanting -EBADMSG with `why` in the reason. */
+static void want_bad(const uint8_t *buf, size_t len, const struct rc_msg_kind *k, size_t n,
+		     uint32_t seq, const char *why)
 {
-	static const char *const parts[] = { "/class", "/infiniband", "/rxe0",
-					     "/ports", "/1",	      "/hw_counters" };
-	size_t i;
+	char err[160] = "";
+	struct rc_msg m;
 
-	snprintf(f->root, sizeof(f->root), "/tmp/rc-link.XXXXXX");
-	assert_non_null(mkdtemp(f->root));
-	snprintf(f->dir, sizeof(f->dir), "%s", f->root);
-	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
-		strncat(f->dir, parts[i], sizeof(f->dir) - strlen(f->dir) - 1);
-		assert_int_equal(mkdir(f->dir, 0700), 0);
-	}
-	if (with_counters) {
-		fake_counter(f, "completer_retry_err", 100);
-		fake_counter(f, "rcvd_seq_err", 7);
-		fake_counter(f, "lifespan", 10); /* not a retransmission counter */
-	}
+	assert_int_equal(rc_msg_expect(buf, len, k, n, seq, &m, err, sizeof(err)), -EBADMSG);
+	if (strcmp(err, why))
+		fail_msg("reason '%s', not '%s'", err, why);
 }
 
-static void fake_port_remove(const struct fake_port *f)
+/* One kind without a name (02's messages): the words of 02's checks. */
+static void msg_expect_one_kind(void **state)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->root);
-	assert_int_equal(system(cmd), 0);
-}
-
-/* A connection with a 1000 ms --timeout whose wait began at 1 s; find:
- * look for the counters now (as a wait half-way does with a cm_id). */
-static void link_conn(struct rc_conn *c, struct rc_cq_wait *w, const struct fake_port *f, bool find)
-{
-	rc_conn_init(c, "test", false, 1000, -1);
-	c->link.sysfs = f->root;
-	if (find)
-		assert_int_equal(rc_link_find(&c->link, "rxe0", 1), 0);
-	memset(w, 0, sizeof(*w));
-	w->deadline_us = 1000000u + 1000u * (uint64_t)rc_wait_first_ms(c);
-}
-
-/* Today's message of a wait that timed out, at 1000 ms. */
-static void want_silent_peer(const struct rc_conn *c)
-{
-	assert_string_equal(
-		c->log.err,
-		"no completion within 1000 ms; hint: the peer stalled, or the link is down");
-}
-
-static void wait_goes_on_while_counters_rise(void **state)
-{
-	struct fake_port f;
-	struct rc_cq_wait w;
-	struct rc_conn c;
-	uint64_t sum;
-	int i;
+	const struct rc_msg_kind done = { 0x22, 16, NULL };
+	uint8_t buf[64];
+	char err[160];
+	struct rc_msg m;
+	size_t n;
 
 	(void)state;
-	fake_port_make(&f, true);
-	link_conn(&c, &w, &f, true);
-	assert_int_equal(rc_link_read(&c.link, &sum), 0);
-	assert_int_equal(sum, 107);		     /* the two counters, not lifespan */
-	assert_int_equal(rc_wait_first_ms(&c), 500); /* first look half-way */
-	assert_int_equal(w.deadline_us, 1000000u + 500000u);
-	assert_int_equal(rc_wait_timed_out(&c, &w), 0);
-	assert_int_equal(w.deadline_us, 2000000u); /* the other half */
-	/* Rising at every look: half a timeout more each time, while the
-	 * connection's budget lasts: 3 timeouts, this wait's from its start. */
-	for (i = 0; i < 4; i++) {
-		fake_counter(&f, "rcvd_seq_err", 7 + 3 * (i + 1));
-		assert_int_equal(rc_wait_timed_out(&c, &w), 0);
-		assert_int_equal(w.deadline_us, 2000000u + 500000u * (i + 1));
-		assert_int_equal(c.link.spent_us, 1500000u + 500000u * i);
-	}
-	fake_counter(&f, "rcvd_seq_err", 7 + 15);
-	assert_int_equal(rc_wait_timed_out(&c, &w), -ETIMEDOUT);
-	assert_string_equal(c.log.err,
-			    "no completion within 3000 ms while the link kept retransmitting (the "
-			    "port's retransmission counters rose by 15): a lossy or reordering "
-			    "link; hint: on RoCE check PFC/ECN");
-	fake_port_remove(&f);
+	n = make_msg(buf, 0x22, 16, 1);
+	assert_int_equal(rc_msg_expect(buf, n, &done, 1, 1, &m, err, sizeof(err)), 0);
+	assert_true(m.type == 0x22 && m.length == 16 && m.seq == 1 && m.body == buf + 16);
+	want_bad(buf, n, &done, 1, 2, "sequence number 1, expected 2");
+	/* The length comes from the completion: a header that says more or
+	 * less than arrived is refused before anything else. */
+	want_bad(buf, n - 1, &done, 1, 1, "header says 16 body bytes, 15 arrived");
+	want_bad(buf, 15, &done, 1, 1, "message of 15 bytes is shorter than the 16-byte header");
+	n = make_msg(buf, 0x23, 16, 7);
+	want_bad(buf, n, &done, 1, 1, "message type 0x23, expected 0x22");
+	/* Type, then body length, then sequence number: the first that differs. */
+	n = make_msg(buf, 0x22, 8, 7);
+	want_bad(buf, n, &done, 1, 1, "message of type 0x22 has a 8-byte body, expected 16");
+	buf[0] ^= 1;
+	want_bad(buf, n, &done, 1, 1,
+		 "bad magic 0x53444d58 (expected 0x52444d58): not one of our messages");
 }
 
-/* A wait as rc_next_wc begins it: at 1 s, the first look half-way. */
-static void next_wait(struct rc_conn *c, struct rc_cq_wait *w)
+/* Several named kinds (03's messages): the words of 03's checks. */
+static void msg_expect_named_kinds(void **state)
 {
-	c->link.phase = 0;
-	w->deadline_us = 1000000u + 1000u * (uint64_t)rc_wait_first_ms(c);
+	const struct rc_msg_kind kinds[] = { { 0x31, 4, "REQUEST" }, { 0x36, 16, "DONE" } };
+	uint8_t buf[64];
+	char err[160];
+	struct rc_msg m;
+	size_t n;
+
+	(void)state;
+	n = make_msg(buf, 0x36, 16, 6);
+	assert_int_equal(rc_msg_expect(buf, n, kinds, 2, 6, &m, err, sizeof(err)), 0);
+	assert_int_equal(m.type, 0x36);
+	n = make_msg(buf, 0x31, 4, 6);
+	assert_int_equal(rc_msg_expect(buf, n, kinds, 2, 6, &m, err, sizeof(err)), 0);
+	want_bad(buf, n, kinds, 2, 7, "REQUEST has sequence number 6, expected 7");
+	n = make_msg(buf, 0x7e, 4, 6);
+	want_bad(buf, n, kinds, 2, 6, "unexpected message type 0x7e");
+	n = make_msg(buf, 0x36, 8, 5);
+	want_bad(buf, n, kinds, 2, 6, "DONE of 8 body bytes, expected 16");
+	/* No kind at all: every type is unexpected. */
+	want_bad(buf, n, kinds, 0, 6, "unexpected message type 0x36");
+}
+
+/* rc_recv_expect: the completion first (a success, a RECV, within the
+ * buffer posted), then the message. */
+static void recv_expect_checks_the_completion(void **state)
+{
+	const struct rc_msg_kind k = { 0x22, 8, "DONE" };
+	struct ibv_wc wc = { .wr_id = 9, .status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV };
+	uint8_t buf[64];
+	char err[160];
+	struct rc_msg m;
+
+	(void)state;
+	wc.byte_len = (uint32_t)make_msg(buf, 0x22, 8, 3);
+	assert_int_equal(rc_recv_expect(&wc, buf, sizeof(buf), &k, 1, 3, &m, err, sizeof(err)), 0);
+	assert_true(m.length == 8 && m.body == buf + 16);
+	assert_int_equal(rc_recv_expect(&wc, buf, 23, &k, 1, 3, &m, err, sizeof(err)), -EPROTO);
+	assert_string_equal(err, "24 bytes received into a buffer of 23");
+	wc.byte_len = 20;
+	assert_int_equal(rc_recv_expect(&wc, buf, sizeof(buf), &k, 1, 3, &m, err, sizeof(err)),
+			 -EBADMSG);
+	assert_string_equal(err, "header says 8 body bytes, 4 arrived");
+	wc.opcode = IBV_WC_SEND;
+	assert_int_equal(rc_recv_expect(&wc, buf, sizeof(buf), &k, 1, 3, &m, err, sizeof(err)),
+			 -EPROTO);
+	assert_string_equal(err, "completion of work request 9 is a SEND, not a message");
+	wc.status = IBV_WC_WR_FLUSH_ERR;
+	assert_int_equal(rc_recv_expect(&wc, buf, sizeof(buf), &k, 1, 3, &m, err, sizeof(err)),
+			 -EPROTO);
+	assert_string_equal(err, "work request 9 failed: Work Request Flushed Error");
+	/* rc_wc_is: a success, of that wr_id and kind. */
+	wc = (struct ibv_wc){ .wr_id = 9, .status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV };
+	assert_true(rc_wc_is(&wc, 9, IBV_WC_RECV));
+	assert_false(rc_wc_is(&wc, 8, IBV_WC_RECV));
+	assert_false(rc_wc_is(&wc, 9, IBV_WC_SEND));
+	wc.status = IBV_WC_WR_FLUSH_ERR;
+	assert_false(rc_wc_is(&wc, 9, IBV_WC_RECV));
+}
+
+/* ---- A connection's CM events, and the channel rule ---- */
+
+/* Whatever was expected, a connection records ESTABLISHED and
+ * DISCONNECTED: rc_disconnect then waits for no second DISCONNECTED. */
+static void conn_records_its_cm_events(void **state)
+{
+	struct rc_cm_info in = { .event = RDMA_CM_EVENT_ESTABLISHED };
+	struct rc_conn c;
+
+	(void)state;
+	rc_conn_init(&c, "test", false, 300, -1);
+	snprintf(c.peer, sizeof(c.peer), "10.0.0.2 port 7");
+	assert_int_equal(rc_conn_cm_event(&c, &in), 0);
+	assert_true(c.established && !c.peer_disconnected);
+	in.event = RDMA_CM_EVENT_DISCONNECTED;
+	assert_int_equal(rc_conn_cm_event(&c, &in), 0);
+	assert_true(c.peer_disconnected);
+	in.event = RDMA_CM_EVENT_TIMEWAIT_EXIT;
+	assert_int_equal(rc_conn_cm_event(&c, &in), 0);
+	/* An event that ends a connection is an error, with the server's
+	 * reason where a REJECT message carries one. */
+	rc_conn_init(&c, "test", false, 300, -1);
+	snprintf(c.peer, sizeof(c.peer), "10.0.0.2 port 7");
+	in = (struct rc_cm_info){ .event = RDMA_CM_EVENT_REJECTED, .status = 28 };
+	in.priv_len = rc_reject_pack(in.priv, "server busy");
+	assert_int_equal(rc_conn_cm_event(&c, &in), -ECONNREFUSED);
+	assert_string_equal(c.log.err, "10.0.0.2 port 7: the server rejected the connection: "
+				       "server busy");
+	in = (struct rc_cm_info){ .event = RDMA_CM_EVENT_CONNECT_ERROR, .status = -110 };
+	assert_int_equal(rc_conn_cm_event(&c, &in), -EHOSTUNREACH);
+	assert_non_null(strstr(c.log.err, "got RDMA_CM_EVENT_CONNECT_ERROR (status -110)"));
+	assert_false(c.established);
 }
 
 /*
- * The budget is the connection's, not one wait's: two waits that each go
- * on a little add up, and once it is spent a wait on a link that still
- * resends fails at its timeout, saying so; a quiet one, as before.
+ * The channel rule's other side: a connection whose events go to an event
+ * loop has no channel of its own (c->cm_channel NULL). Its waits on CM
+ * events refuse, before any call that would need one; rc_next_wc on a CQ
+ * of its own still waits (no CM fd: -1 is skipped) and ends on the
+ * timeout, or on a DISCONNECTED the loop recorded.
  */
-static void budget_spans_the_connection(void **state)
-{
-	struct fake_port f;
-	struct rc_cq_wait w;
-	struct rc_conn c;
-
-	(void)state;
-	fake_port_make(&f, true);
-	link_conn(&c, &w, &f, true);
-	/* Wait 1: extended twice (1000 + 500, then 500), then a completion. */
-	assert_int_equal(rc_wait_timed_out(&c, &w), 0);
-	fake_counter(&f, "rcvd_seq_err", 8);
-	assert_int_equal(rc_wait_timed_out(&c, &w), 0);
-	fake_counter(&f, "rcvd_seq_err", 9);
-	assert_int_equal(rc_wait_timed_out(&c, &w), 0);
-	assert_int_equal(c.link.spent_us, 2000000u);
-	/* Wait 2: 1500 more would pass 3000: it fails at its timeout. */
-	next_wait(&c, &w);
-	assert_int_equal(rc_wait_timed_out(&c, &w), 0);
-	fake_counter(&f, "rcvd_seq_err", 12);
-	assert_int_equal(rc_wait_timed_out(&c, &w), -ETIMEDOUT);
-	assert_string_equal(c.log.err,
-			    "no completion within 1000 ms while the link kept retransmitting (the "
-			    "port's retransmission counters rose by 3), and this connection's "
-			    "earlier waits on a resending link had taken 2000 ms of the 3000 ms it "
-			    "may spend: a lossy or reordering link; hint: on RoCE check PFC/ECN");
-	assert_int_equal(c.link.spent_us, 2000000u); /* a failed step costs nothing */
-	/* Wait 3: the counters quiet: a silent peer, at the timeout. */
-	next_wait(&c, &w);
-	assert_int_equal(rc_wait_timed_out(&c, &w), 0);
-	assert_int_equal(rc_wait_timed_out(&c, &w), -ETIMEDOUT);
-	want_silent_peer(&c);
-	/* A service that zeroes the budget per request gets it whole again. */
-	c.link.spent_us = 0;
-	next_wait(&c, &w);
-	assert_int_equal(rc_wait_timed_out(&c, &w), 0);
-	fake_counter(&f, "rcvd_seq_err", 13);
-	assert_int_equal(rc_wait_timed_out(&c, &w), 0);
-	assert_int_equal(c.link.spent_us, 1500000u);
-	fake_port_remove(&f);
-}
-
-static void wait_ends_when_counters_stop(void **state)
-{
-	struct fake_port f;
-	struct rc_cq_wait w;
-	struct rc_conn c;
-
-	(void)state;
-	fake_port_make(&f, true);
-	/* Quiet from the start: a silent peer, today's message at 1 s. */
-	link_conn(&c, &w, &f, true);
-	assert_int_equal(rc_wait_timed_out(&c, &w), 0);
-	assert_int_equal(rc_wait_timed_out(&c, &w), -ETIMEDOUT);
-	want_silent_peer(&c);
-	/* Rising once, then quiet for half a timeout. */
-	link_conn(&c, &w, &f, true);
-	assert_int_equal(rc_wait_timed_out(&c, &w), 0);
-	fake_counter(&f, "completer_retry_err", 104);
-	assert_int_equal(rc_wait_timed_out(&c, &w), 0);
-	assert_int_equal(rc_wait_timed_out(&c, &w), -ETIMEDOUT);
-	assert_string_equal(
-		c.log.err,
-		"no completion within 1500 ms: the link retransmitted (the port's "
-		"counters rose by 4), then nothing for 500 ms; hint: the peer stalled, or "
-		"the link is down");
-	/* Rising, but a counter became unreadable: say nothing about it. */
-	link_conn(&c, &w, &f, true);
-	assert_int_equal(rc_wait_timed_out(&c, &w), 0);
-	fake_counter(&f, "completer_retry_err", 110);
-	assert_int_equal(chmod(f.dir, 0), 0);
-	if (access(f.dir, X_OK) == 0) /* root reads it anyway */
-		assert_int_equal(unlink(strcat(strcpy((char[256]){ 0 }, f.dir), "/rcvd_seq_err")),
-				 0);
-	assert_int_equal(rc_wait_timed_out(&c, &w), -ETIMEDOUT);
-	want_silent_peer(&c);
-	assert_int_equal(chmod(f.dir, 0700), 0);
-	fake_port_remove(&f);
-}
-
-/*
- * At retry count 7 Soft-RoCE resends for ever: its own resends while the
- * port receives nothing (rcvd_pkts flat) are a peer gone, not a lossy
- * link, and end the wait at its timeout.
- */
-static void resends_without_replies_end_the_wait(void **state)
-{
-	char path[256];
-	struct fake_port f;
-	struct rc_cq_wait w;
-	struct rc_conn c;
-
-	(void)state;
-	fake_port_make(&f, true);
-	fake_counter(&f, "rcvd_pkts", 500);
-	link_conn(&c, &w, &f, true);
-	assert_int_equal(c.link.rx, 1);
-	assert_int_equal(rc_wait_timed_out(&c, &w), 0); /* half-way */
-	fake_counter(&f, "completer_retry_err", 104);
-	assert_int_equal(rc_wait_timed_out(&c, &w), -ETIMEDOUT);
-	assert_string_equal(c.log.err,
-			    "no completion within 1000 ms: the port resent (its retransmission "
-			    "counters rose by 4) and received nothing for the last 500 ms; hint: "
-			    "the peer's host is down or stalled, or the link is down");
-	/* Packets came back: lossy, the peer alive: the wait goes on, until
-	 * the port resends and hears nothing again. */
-	link_conn(&c, &w, &f, true);
-	assert_int_equal(rc_wait_timed_out(&c, &w), 0);
-	fake_counter(&f, "completer_retry_err", 108);
-	fake_counter(&f, "rcvd_pkts", 520);
-	assert_int_equal(rc_wait_timed_out(&c, &w), 0);
-	fake_counter(&f, "completer_retry_err", 110);
-	assert_int_equal(rc_wait_timed_out(&c, &w), -ETIMEDOUT);
-	assert_non_null(strstr(c.log.err,
-			       "no completion within 1500 ms: the port resent (its "
-			       "retransmission counters rose by 6) and received nothing"));
-	fake_port_remove(&f);
-	/* An InfiniBand port: counters/port_rcv_packets beside hw_counters. */
-	fake_port_make(&f, true);
-	snprintf(path, sizeof(path), "%s/../counters", f.dir);
-	assert_int_equal(mkdir(path, 0700), 0);
-	strncat(path, "/port_rcv_packets", sizeof(path) - strlen(path) - 1);
-	FILE *fp = fopen(path, "w");
-	assert_non_null(fp);
-	fputs("77\n", fp);
-	assert_int_equal(fclose(fp), 0);
-	link_conn(&c, &w, &f, true);
-	assert_int_equal(c.link.rx, 2);
-	assert_int_equal(rc_wait_timed_out(&c, &w), 0);
-	fake_counter(&f, "rcvd_seq_err", 9);
-	assert_int_equal(rc_wait_timed_out(&c, &w), -ETIMEDOUT);
-	assert_non_null(strstr(c.log.err, "and received nothing for the last 500 ms"));
-	fake_port_remove(&f);
-}
-
-/*
- * The crawl bound: once the caller counts what it moves, every window of
- * RC_CRAWL_WINDOW x timeout in which the port counted a peer's packets out
- * of order, resent or NAKed must move RC_CRAWL_MIN; a slow sender on a
- * clean link (the counters quiet) may take its time.
- */
-static void crawl_ends_a_transfer(void **state)
-{
-	const struct rc_link_hooks *h = &rc_link_counters;
-	struct fake_port f;
-	struct rc_cq_wait w;
-	struct rc_conn c;
-
-	(void)state;
-	fake_port_make(&f, true);
-	link_conn(&c, &w, &f, true);
-	c.timeout_ms = 50; /* windows of 100 ms */
-	assert_int_equal(h->begin(&c), 0);
-	assert_int_equal(c.link.win_start_us, 0); /* nothing counted: no check */
-	rc_link_moved(&c, 64 << 10);
-	assert_int_equal(h->begin(&c), 0); /* the first window starts */
-	assert_int_not_equal(c.link.win_start_us, 0);
-	fake_counter(&f, "rcvd_seq_err", 50);
-	assert_int_equal(h->begin(&c), 0); /* within the window: not yet */
-	usleep(110000);
-	rc_link_moved(&c, 1 << 20);
-	assert_int_equal(h->begin(&c), 0); /* 1 MiB moved: enough */
-	usleep(110000);
-	rc_link_moved(&c, 100 << 10);
-	assert_int_equal(h->begin(&c), 0); /* slow, but the counters quiet */
-	usleep(110000);
-	rc_link_moved(&c, 100 << 10);
-	fake_counter(&f, "rcvd_seq_err", 90);
-	assert_int_equal(h->begin(&c), -ETIMEDOUT);
-	assert_non_null(strstr(c.log.err, "moved only 100 KiB in 0 s while the port counted 40 "
-					  "packets from a peer out of order, resent or NAKed: a "
-					  "lossy or reordering link, too slow to go on (at least "
-					  "1024 KiB per 2 x --timeout)"));
-	fake_port_remove(&f);
-}
-
-static bool disk_busy(void *arg, char *buf, size_t len)
-{
-	(void)arg;
-	snprintf(buf, len, "the local disk stalled");
-	return true;
-}
-
-static void wait_without_counters_is_as_before(void **state)
-{
-	struct fake_port f;
-	struct rc_cq_wait w;
-	struct rc_conn c;
-
-	(void)state;
-	fake_port_make(&f, false); /* a port without these counters */
-	link_conn(&c, &w, &f, false);
-	assert_int_equal(rc_link_find(&c.link, "rxe0", 1), -1);
-	assert_int_equal(c.link.state, -1);
-	assert_int_equal(rc_wait_first_ms(&c), 1000); /* one look, at the end */
-	assert_int_equal(rc_wait_timed_out(&c, &w), -ETIMEDOUT);
-	want_silent_peer(&c);
-	/* No cm_id (no device to ask): found missing half-way. */
-	link_conn(&c, &w, &f, false);
-	assert_int_equal(rc_wait_timed_out(&c, &w), 0);
-	assert_int_equal(c.link.state, -1);
-	assert_int_equal(rc_wait_timed_out(&c, &w), -ETIMEDOUT);
-	want_silent_peer(&c);
-	/* A local stall is named first, whatever the counters say. */
-	fake_port_remove(&f);
-	fake_port_make(&f, true);
-	link_conn(&c, &w, &f, true);
-	c.local_stall = disk_busy;
-	assert_int_equal(rc_wait_timed_out(&c, &w), 0); /* half-way: not asked */
-	fake_counter(&f, "completer_retry_err", 200);
-	assert_int_equal(rc_wait_timed_out(&c, &w), -ETIMEDOUT);
-	assert_string_equal(c.log.err, "no progress within 1000 ms: the local disk stalled");
-	fake_port_remove(&f);
-}
-
-/* rc_next_wc on an empty CQ while a thread bumps the counters. */
-struct bumper {
-	const struct fake_port *f;
-	int ms;	     /* how long it bumps, every 10 ms (by the clock) */
-	int wake_fd; /* -1, or an eventfd it writes once at wake_ms */
-	int wake_ms;
-	uint64_t gap_us; /* out: the longest time between two bumps */
-};
-
-static void *bump(void *arg)
-{
-	struct bumper *b = arg;
-	uint64_t now = rc_now_us(), t0 = now, end = now + (uint64_t)b->ms * 1000u, last = now;
-	uint64_t one = 1;
-	unsigned long long v = 8;
-
-	b->gap_us = 0;
-	while ((now = rc_now_us()) < end) {
-		fake_counter(b->f, "rcvd_seq_err", v++);
-		if (now - last > b->gap_us)
-			b->gap_us = now - last;
-		last = now;
-		if (b->wake_fd >= 0 && now - t0 >= (uint64_t)b->wake_ms * 1000u) {
-			assert_int_equal(write(b->wake_fd, &one, sizeof(one)), sizeof(one));
-			b->wake_fd = -1;
-		}
-		usleep(10000);
-	}
-	return NULL;
-}
-
-static void next_wc_waits_on_a_resending_link(bool busy, int bump_ms, const char *want,
-					      uint64_t min_ms, uint64_t max_ms)
+static void conn_without_a_channel_of_its_own(void **state)
 {
 	struct empty_cq_conn e;
-	struct rc_conn *c = &e.c;
-	struct fake_port f;
-	struct bumper b;
 	struct ibv_wc wc;
-	pthread_t t;
 	uint64_t t0, ms;
-	bool ok;
 
-	/*
-	 * The wait looks at the counters every 200 ms. A bumper starved of CPU
-	 * for that long (a loaded CI host; busy polling takes a core) leaves a
-	 * quiet window that the code rightly ends on: then the fixture, not the
-	 * code, failed, and the run is repeated (at most 3 times).
-	 */
-	for (int attempt = 1;; attempt++) {
-		fake_port_make(&f, true);
-		empty_cq_conn_init(&e, busy, 400);
-		c->link.sysfs = f.root;
-		assert_int_equal(rc_link_find(&c->link, "rxe0", 1), 0);
-		b.f = &f;
-		b.ms = bump_ms;
-		b.wake_fd = -1;
-		assert_int_equal(pthread_create(&t, NULL, bump, &b), 0);
-		t0 = rc_now_us();
-		assert_int_equal(rc_next_wc(c, &wc), -ETIMEDOUT);
-		ms = (rc_now_us() - t0) / 1000u;
-		assert_int_equal(pthread_join(t, NULL), 0);
-		fake_port_remove(&f);
-		ok = strstr(c->log.err, want) && ms >= min_ms && ms <= max_ms;
-		if (ok || !bump_ms || b.gap_us < 150000 || attempt == 3)
-			break;
-		print_message("bumper starved for %" PRIu64 " ms (run %d): again\n",
-			      b.gap_us / 1000u, attempt);
-	}
-	if (!ok && bump_ms && b.gap_us >= 150000) /* starved every time: nothing measured */
-		skip();
-	if (!strstr(c->log.err, want))
-		fail_msg("after %" PRIu64 " ms: '%s', not /%s/", ms, c->log.err, want);
-	assert_true(ms >= min_ms);
-	assert_true(ms <= max_ms);
-}
-
-/* Bumped throughout: the wait ends when the connection's budget of
- * 3 x 400 ms is spent, naming the link. */
-static void next_wc_ends_at_the_cap(void **state)
-{
 	(void)state;
-	next_wc_waits_on_a_resending_link(false, 1800, "while the link kept retransmitting", 1200,
-					  1600);
-	next_wc_waits_on_a_resending_link(true, 1800, "while the link kept retransmitting", 1200,
-					  1600);
+	for (int busy = 0; busy < 2; busy++) {
+		empty_cq_conn_init(&e, busy, 100);
+		e.c.cm_channel = NULL;
+		t0 = rc_now_us();
+		assert_int_equal(rc_next_wc(&e.c, &wc), -ETIMEDOUT);
+		ms = (rc_now_us() - t0) / 1000u;
+		assert_true(ms >= 100 && ms < 1000);
+	}
+	e.c.peer_disconnected = true;
+	assert_int_equal(rc_next_wc(&e.c, &wc), -ECONNRESET);
+	assert_int_equal(rc_conn_wait_cm_event(&e.c, RDMA_CM_EVENT_DISCONNECTED, "waiting", NULL),
+			 -EINVAL);
+	assert_string_equal(e.c.log.err,
+			    "waiting: this connection has no CM channel of its own; hint: its "
+			    "events go to its owner's (an event loop's), which hands them to "
+			    "rc_conn_cm_event");
+	/* No id either: rc_accept must refuse before rdma_accept. */
+	assert_int_equal(rc_accept(&e.c, 1, 1), -EINVAL);
+	assert_non_null(strstr(e.c.log.err, "accepting: this connection has no CM channel"));
 }
 
-/*
- * Two calls of rc_next_wc on one connection, the counters bumped all the
- * while: the first goes on past 400 ms and is woken at 700 ms (wake_fd,
- * -EAGAIN); it charged 400 + 200 + 200 ms. The second may charge only the
- * 400 ms left: at its timeout (400 + 200 more would pass 1200) it fails,
- * naming what the first took. Both end within the budget and a timeout.
- */
-static void next_wc_budget_spans_calls(void **state)
+/* A connection on a shared CQ: rc_next_wc would hand out the completions
+ * of other connections; it refuses and says what to do instead. */
+static void next_wc_refuses_a_shared_cq(void **state)
 {
 	struct empty_cq_conn e;
-	struct rc_conn *c = &e.c;
-	struct fake_port f;
-	struct bumper b;
+	struct rc_device d;
 	struct ibv_wc wc;
-	pthread_t t;
-	uint64_t t0, t1, t2;
-	int efd, r1, r2;
 
 	(void)state;
-	fake_port_make(&f, true);
-	empty_cq_conn_init(&e, false, 400);
-	c->link.sysfs = f.root;
-	assert_int_equal(rc_link_find(&c->link, "rxe0", 1), 0);
-	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	assert_true(efd >= 0);
-	c->wake_fd = efd;
-	b = (struct bumper){ .f = &f, .ms = 1600, .wake_fd = efd, .wake_ms = 700 };
-	assert_int_equal(pthread_create(&t, NULL, bump, &b), 0);
-	t0 = rc_now_us();
-	r1 = rc_next_wc(c, &wc);
-	t1 = rc_now_us();
-	r2 = rc_next_wc(c, &wc);
-	t2 = rc_now_us();
-	assert_int_equal(pthread_join(t, NULL), 0);
-	close(efd);
-	fake_port_remove(&f);
-	if (b.gap_us >= 150000) /* a starved bumper: the checks below mean nothing */
-		skip();
-	assert_int_equal(r1, -EAGAIN);
-	assert_int_equal(r2, -ETIMEDOUT);
-	assert_non_null(strstr(c->log.err, "no completion within 400 ms while the link kept "
-					   "retransmitting"));
-	assert_non_null(strstr(c->log.err, "earlier waits on a resending link had taken 800 ms "
-					   "of the 1200 ms it may spend"));
-	assert_in_range((t1 - t0) / 1000u, 700, 900);
-	assert_in_range((t2 - t1) / 1000u, 400, 600);
+	memset(&d, 0, sizeof(d));
+	empty_cq_conn_init(&e, false, 300);
+	e.c.shared = &d;
+	assert_int_equal(rc_next_wc(&e.c, &wc), -EINVAL);
+	assert_string_equal(e.c.log.err,
+			    "rc_next_wc: this connection's CQ is shared (rc_create_qp_on); hint: "
+			    "poll the device (rc_device_poll) and find each completion's "
+			    "connection by wc.qp_num");
 }
-
-/* Bumped for 700 ms: extended past 400 ms (checks at 400, 600, 800), then
- * quiet from 800 to 1000 ms: it ends there. */
-static void next_wc_ends_when_quiet(void **state)
-{
-	(void)state;
-	next_wc_waits_on_a_resending_link(false, 700, "then nothing for 200 ms", 1000, 1300);
-	/* Never bumped: a silent peer, as before. */
-	next_wc_waits_on_a_resending_link(false, 0, "no completion within 400 ms; hint: the peer",
-					  400, 700);
-}
-
-/* A port with counters, and a connection whose first wait noted them. */
-static void lossy_conn(struct rc_conn *c, struct fake_port *f)
-{
-	struct rc_cq_wait w;
-
-	fake_port_make(f, true);
-	link_conn(c, &w, f, true);
-	c->link.conn_have = true;
-	c->link.conn_peer = 7; /* rcvd_seq_err at the first wait */
-}
-
-/* RETRY_EXC_ERR: "a lossy or reordering link" only when the counters that
- * need a live peer's packets rose during the connection; this port's own
- * resends alone (a dead peer raises them too) change nothing. */
-static void retries_exhausted_names_a_lossy_link(void **state)
-{
-	struct ibv_wc wc = { .wr_id = 9, .status = IBV_WC_RETRY_EXC_ERR };
-	struct rc_conn c;
-	struct fake_port f;
-	char plain[RC_ERR_LEN];
-
-	(void)state;
-	lossy_conn(&c, &f);
-	rc_wc_check(&c.log, &wc);
-	snprintf(plain, sizeof(plain), "%s", c.log.err);
-	fake_counter(&f, "completer_retry_err", 107); /* our own resends only */
-	rc_wc_explain(&c, &wc);
-	assert_string_equal(c.log.err, plain);
-	assert_true(c.wc_failed);
-	fake_counter(&f, "rcvd_seq_err", 12); /* the peer NAKed 5 gaps */
-	rc_wc_explain(&c, &wc);
-	assert_non_null(strstr(c.log.err, "transport retry counter exceeded"));
-	assert_non_null(strstr(c.log.err, "the port counted 5 packets from a peer out of order, "
-					  "resent or NAKed: a lossy or reordering link"));
-	/* A peer that disconnected: said, and the lossy link beside it. */
-	assert_int_equal(rc_peer_gone(&c), -ECONNRESET);
-	assert_non_null(strstr(c.log.err, "the peer disconnected; hint: "));
-	assert_non_null(strstr(c.log.err, "; and during this connection the port counted 5 "
-					  "packets from a peer"));
-	/* Counters gone (or never found): the message as it was. */
-	rc_wc_check(&c.log, &wc);
-	c.link.conn_have = false;
-	rc_wc_explain(&c, &wc);
-	assert_string_equal(c.log.err, plain);
-	rc_peer_gone(&c);
-	assert_string_equal(c.log.err, "the peer disconnected; hint: "
-				       "the peer closed the connection (or its process died)");
-	fake_port_remove(&f);
-}
-
-/* A flush as the first failure, the peer gone since, the counters risen:
- * the flush's cause, the disconnect beside it, and the lossy link. */
-static void first_flush_names_cause_and_link(void **state)
-{
-	struct ibv_wc wc = { .wr_id = 1, .status = IBV_WC_WR_FLUSH_ERR };
-	struct rc_conn c;
-	struct fake_port f;
-	char plain[RC_ERR_LEN];
-
-	(void)state;
-	lossy_conn(&c, &f);
-	c.peer_disconnected = true;
-	fake_counter(&f, "rcvd_seq_err", 12);
-	rc_wc_check(&c.log, &wc);
-	rc_wc_explain(&c, &wc);
-	assert_non_null(strstr(
-		c.log.err,
-		"work request 1 failed: Work Request Flushed Error, and no error came before it"));
-	assert_non_null(strstr(c.log.err, "; the peer has disconnected since"));
-	assert_non_null(strstr(c.log.err, "a lossy or reordering link"));
-	/* Our own disconnect came first: the flush is its aftermath. */
-	c.wc_failed = false;
-	c.local_disconnected = true;
-	rc_wc_check(&c.log, &wc);
-	snprintf(plain, sizeof(plain), "%s", c.log.err);
-	rc_wc_explain(&c, &wc);
-	assert_string_equal(c.log.err, plain);
-	/* An error polled in the same batch, behind the flush: it is named. */
-	c.wc_failed = false;
-	c.local_disconnected = false;
-	c.wc[0] = wc;
-	c.wc[1] = (struct ibv_wc){ .wr_id = 5, .status = IBV_WC_RETRY_EXC_ERR };
-	c.wc_next = 1;
-	c.wc_count = 2;
-	rc_wc_explain(&c, &wc);
-	assert_non_null(
-		strstr(c.log.err, "work request 5 failed: transport retry counter exceeded"));
-	assert_non_null(strstr(c.log.err, "; but during this connection the port counted 5 "));
-	fake_port_remove(&f);
-}
-
-/*
- * A READ whose data differs (03's chunk hash): the rdma_rxe bug is named
- * only on Soft-RoCE, only on the kernels its reproducer showed it on
- * (6.12 and 7.3, not 6.1), and only when the port saw a peer's packets go
- * astray.
- */
-static void read_data_names_the_rxe_bug_only_where_shown(void **state)
-{
-	const char *mine = "chunk 3 differs";
-	struct rc_conn c;
-	struct fake_port f;
-
-	(void)state;
-	lossy_conn(&c, &f);
-	rc_fail(&c.log, EIO, "%s", mine);
-	rc_read_data_note(&c, true, 7, 3); /* the counters have not moved yet */
-	assert_string_equal(c.log.err, mine);
-	fake_counter(&f, "rcvd_seq_err", 12);
-	rc_read_data_note(&c, false, 7, 3); /* a NIC */
-	assert_string_equal(c.log.err, mine);
-	rc_read_data_note(&c, true, 6, 1); /* not shown on 6.1 */
-	assert_string_equal(c.log.err, mine);
-	rc_read_data_note(&c, true, 6, 12);
-	assert_non_null(strstr(c.log.err, "; Soft-RoCE on Linux 6.12 can complete a READ"));
-	rc_fail(&c.log, EIO, "%s", mine);
-	rc_read_data_note(&c, true, 7, 3);
-	assert_string_equal(
-		c.log.err,
-		"chunk 3 differs; Soft-RoCE on Linux 7.3 can complete a READ with data missing "
-		"when READs and SENDs share a QP and packets are lost or reordered: a known "
-		"rdma_rxe bug (see docs/kernels.md); and during this connection the port counted 5 "
-		"packets from a peer out of order, resent or NAKed: a lossy or reordering link (on "
-		"RoCE check PFC/ECN)");
-	/* Without a device to ask (no cm_id), nothing is claimed. */
-	rc_fail(&c.log, EIO, "%s", mine);
-	rc_read_data_explain(&c);
-	assert_string_equal(c.log.err, mine);
-	fake_port_remove(&f);
-}
-
-/* The hooks rc-counters.c gives rc_next_wc are its functions. */
-static void counters_hooks(void **state)
-{
-	(void)state;
-	assert_ptr_equal(rc_link_counters.first_ms, rc_wait_first_ms);
-	assert_ptr_equal(rc_link_counters.timed_out, rc_wait_timed_out);
-	assert_ptr_equal(rc_link_counters.peer_gone, rc_peer_gone);
-	assert_ptr_equal(rc_link_counters.explain, rc_wc_explain);
-	assert_non_null(rc_link_counters.begin);
-	assert_non_null((void (*)(void))rc_link_find);
-	assert_non_null((void (*)(void))rc_link_read);
-	assert_non_null((void (*)(void))rc_link_begin);
-	assert_non_null((void (*)(void))rc_kernel_release);
-}
-#endif
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-#ifndef RC_TEST_COUNTERS
 		cmocka_unit_test(every_function_links),
 		cmocka_unit_test(wait_readable_refuses_too_many_fds),
 		cmocka_unit_test(next_wc_busy_names_polls_errno),
 		cmocka_unit_test(next_wc_event_names_polls_errno),
 		cmocka_unit_test(next_wc_plain_waits),
 		cmocka_unit_test(reject_message),
-#else
-		cmocka_unit_test(counters_hooks),
-		cmocka_unit_test(next_wc_busy_names_polls_errno),
-		cmocka_unit_test(next_wc_event_names_polls_errno),
-		cmocka_unit_test(wait_goes_on_while_counters_rise),
-		cmocka_unit_test(budget_spans_the_connection),
-		cmocka_unit_test(wait_ends_when_counters_stop),
-		cmocka_unit_test(wait_without_counters_is_as_before),
-		cmocka_unit_test(resends_without_replies_end_the_wait),
-		cmocka_unit_test(crawl_ends_a_transfer),
-		cmocka_unit_test(next_wc_ends_at_the_cap),
-		cmocka_unit_test(next_wc_budget_spans_calls),
-		cmocka_unit_test(next_wc_ends_when_quiet),
-		cmocka_unit_test(retries_exhausted_names_a_lossy_link),
-		cmocka_unit_test(first_flush_names_cause_and_link),
-		cmocka_unit_test(read_data_names_the_rxe_bug_only_where_shown),
-#endif
+		cmocka_unit_test(msg_expect_one_kind),
+		cmocka_unit_test(msg_expect_named_kinds),
+		cmocka_unit_test(recv_expect_checks_the_completion),
+		cmocka_unit_test(conn_records_its_cm_events),
+		cmocka_unit_test(conn_without_a_channel_of_its_own),
+		cmocka_unit_test(next_wc_refuses_a_shared_cq),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
