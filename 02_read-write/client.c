@@ -12,8 +12,8 @@
  * checksum and receive the server's checksum of the same memory.
  * --op fetch-add and cmp-swap do atomics on one word of the server's
  * instead (client-atomic.c). --inject LESSON (lessons.c) does one thing
- * wrong on purpose and shows what really happens. With --json, the results come as one JSON object
- * for scripts.
+ * wrong on purpose and shows what really happens. With --json, the
+ * results come as one JSON object for scripts.
  */
 #define _GNU_SOURCE
 #include <errno.h>

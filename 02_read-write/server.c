@@ -114,7 +114,7 @@ static int setup(struct session *s)
 	if (s->hello.lesson == RW_INJECT_NO_REMOTE_READ)
 		s->access &= ~IBV_ACCESS_REMOTE_READ; /* the lesson: READ is refused */
 	/* The lesson: the word registered as a buffer for WRITE and READ
-	 * is, without REMOTE_ATOMIC; its atomics are refused. */
+	 * would be, without REMOTE_ATOMIC: its atomics are refused. */
 	if (s->hello.lesson == RW_INJECT_ATOMIC_NO_ACCESS)
 		s->access = rw_access_for(RW_OP_BOTH);
 	rc_trace(&c->log, "buffer for the client: %u bytes, access %s", s->len,
