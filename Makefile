@@ -51,6 +51,7 @@ EXAMPLES += $(EX02)
 EXAMPLES += $(EX03)
 UNIT_BINS := $(B)/tests/test-common $(B)/tests/test-basic
 UNIT_BINS += $(B)/tests/test-rw
+UNIT_BINS += $(B)/tests/test-rw-atomic
 UNIT_BINS += $(B)/tests/test-xfer
 UNIT_BINS += $(B)/tests/test-xfer-file
 UNIT_BINS += $(B)/tests/test-xfer-src
@@ -115,11 +116,14 @@ $(EX01)/rdma-client: $(B)/$(EX01)/client.o $(X01_O) $(RDMA_O) \
 		     $(OPTS_O) $(OPTS01_O) $(JSON_O) $(REPORT_O) $(LESSONS_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# 02: rw.c holds what its client and server share; lessons.c the client's
-# --inject lessons.
-$(EX02)/rdma-server: $(B)/$(EX02)/server.o $(B)/$(EX02)/rw.o $(COMMON_O)
+# 02: rw.c holds what its client and server share, atomic.c what both
+# know of the atomics; client-atomic.c the client's --op fetch-add and
+# cmp-swap; lessons.c and lessons-atomic.c the client's --inject lessons.
+X02_O := $(addprefix $(B)/$(EX02)/,rw.o atomic.o)
+X02_CLIENT_O := $(addprefix $(B)/$(EX02)/,client.o client-atomic.o lessons.o lessons-atomic.o)
+$(EX02)/rdma-server: $(B)/$(EX02)/server.o $(X02_O) $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-$(EX02)/rdma-client: $(B)/$(EX02)/client.o $(B)/$(EX02)/lessons.o $(B)/$(EX02)/rw.o $(COMMON_O)
+$(EX02)/rdma-client: $(X02_CLIENT_O) $(X02_O) $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # 03: what its client and server share, one file per concern: the wire
@@ -161,6 +165,8 @@ $(B)/tests/test-basic: $(B)/tests/unit/test-basic.o $(B)/$(EX01)/basic.o $(B)/$(
 		      $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
 $(B)/tests/test-rw: $(B)/tests/unit/test-rw.o $(B)/$(EX02)/rw.o $(COMMON_O)
+	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
+$(B)/tests/test-rw-atomic: $(B)/tests/unit/test-rw-atomic.o $(X02_O) $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
 $(B)/tests/test-xfer: $(B)/tests/unit/test-xfer.o $(X03_O) $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -L$(XXHASH_LIB) -o $@ $^ -lcmocka -lxxhash $(LDLIBS)

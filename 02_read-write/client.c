@@ -10,9 +10,10 @@
  * max_msg_sz, up to DEPTH work requests in flight, only every k-th one
  * signalled, completions polled in batches. Compare, then SEND DONE with a
  * checksum and receive the server's checksum of the same memory.
- * --inject LESSON (lessons.c) does one thing wrong on purpose and shows
- * what really happens. With --json, the results come as one JSON object
- * for scripts.
+ * --op fetch-add and cmp-swap do atomics on one word of the server's
+ * instead (client-atomic.c). --inject LESSON (lessons.c) does one thing
+ * wrong on purpose and shows what really happens. With --json, the
+ * results come as one JSON object for scripts.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -38,8 +39,8 @@ static int ask_read_depth(struct client *cl)
 	unsigned d = cl->opt.depth;
 
 	cl->read_ask = 0;
-	if (!(cl->opt.ops & RW_OP_READ))
-		return 0; /* WRITE only: no READ resources needed */
+	if (!rw_ops_responder(cl->opt.ops))
+		return 0; /* WRITE only: no READ resources needed (atomics use them too) */
 	if (cl->opt.inject == RW_INJECT_NO_READ_DEPTH)
 		return 0; /* the lesson: READ with initiator_depth 0 */
 	if (ibv_query_device(c->id->verbs, &attr))
@@ -187,7 +188,12 @@ static int receive_buf(struct client *cl)
 			       "was posted",
 			       cl->size, b->rb.len);
 	cl->piece_max = c->dev.max_msg_sz < b->max_msg_sz ? c->dev.max_msg_sz : b->max_msg_sz;
-	if (cl->opt.ops & RW_OP_READ) {
+	if (rw_ops_atomic(cl->opt.ops)) {
+		ret = atomic_check_buf(cl);
+		if (ret)
+			return ret;
+	}
+	if (rw_ops_responder(cl->opt.ops)) {
 		ret = qp_read_depth(c, &qp_depth);
 		if (ret)
 			return ret;
@@ -208,8 +214,8 @@ static int receive_buf(struct client *cl)
 	if (!cl->opt.json) {
 		printf("server buffer: %u bytes at 0x%" PRIx64 ", rkey 0x%x, %s", b->rb.len,
 		       b->rb.addr, b->rb.rkey, rw_ops_str(b->ops));
-		if (b->ops & RW_OP_READ)
-			printf(", read depth %u", b->read_depth);
+		if (rw_ops_responder(b->ops))
+			printf(", %s %u", rw_depth_name(b->ops), b->read_depth);
 		printf("\n");
 	}
 	if (cl->opt.inject == RW_INJECT_DEREG_OTHER) {
@@ -244,6 +250,8 @@ static int alloc_local(struct client *cl)
 	struct rc_conn *c = &cl->conn;
 	int ret;
 
+	if (rw_ops_atomic(cl->opt.ops))
+		return atomic_alloc(cl); /* where the originals land */
 	if (cl->opt.ops & RW_OP_WRITE) {
 		/* WRITE source: the NIC only reads it, and local read access
 		 * is always granted (ibv_reg_mr(3)): no flags at all. */
@@ -376,7 +384,7 @@ static void print_phase(const struct client *cl, enum ibv_wr_opcode op, unsigned
 }
 
 /* Send DONE with our checksum; receive the server's RESULT. */
-static int exchange_sums(struct client *cl, uint64_t sum, struct rw_sum *result)
+int exchange_sums(struct client *cl, uint64_t sum, struct rw_sum *result)
 {
 	struct rc_conn *c = &cl->conn;
 	struct rw_sum done = { .checksum = sum, .len = cl->size };
@@ -424,6 +432,8 @@ int transfer(struct client *cl)
 	uint64_t ns, sum;
 	int ret;
 
+	if (rw_ops_atomic(cl->opt.ops))
+		return atomic_transfer(cl); /* fetch-add, cmp-swap: client-atomic.c */
 	if (cl->opt.ops & RW_OP_WRITE) {
 		ret = run_phase(cl, IBV_WR_RDMA_WRITE, cl->src, cl->opt.depth, &ns);
 		if (ret)
@@ -527,6 +537,8 @@ static void json_run(struct rc_json *j, const struct client *cl, int code, const
 		rc_json_double(j, "seconds", (double)(cl->write.ns + cl->read.ns) / 1e9);
 		json_phase(j, "write", cl, &cl->write);
 		json_phase(j, "read", cl, &cl->read);
+		if (rw_ops_atomic(cl->opt.ops))
+			json_atomic(j, cl); /* "atomic": the originals and the word */
 		snprintf(sum, sizeof(sum), RW_CHECKSUM_NAME ":%016" PRIx64, cl->sum);
 		rc_json_str(j, "checksum", cl->have_sum ? sum : NULL);
 		rc_json_bool(j, "verified", cl->verified);
@@ -577,8 +589,11 @@ int main(int argc, char **argv)
 		code = RC_EXIT_NOCONN;
 		goto fail;
 	}
-	/* 2. How many READs we want in flight, QP and control buffers. */
+	/* 2. How many READs we want in flight, QP and control buffers;
+	 * for atomics, whether our device does them at all. */
 	ret = ask_read_depth(&cl);
+	if (!ret && rw_ops_atomic(cl.opt.ops))
+		ret = atomic_check_device(&cl);
 	if (!ret)
 		ret = setup(&cl);
 	if (ret)

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * client.h - what 02's client (client.c) and its --inject lessons
- * (lessons.c) share: the client's state and the steps the lessons reuse.
+ * client.h - what 02's client (client.c), its atomics (client-atomic.c)
+ * and its --inject lessons (lessons.c, lessons-atomic.c) share: the
+ * client's state and the steps they reuse.
  */
 #ifndef RW_CLIENT_H
 #define RW_CLIENT_H
 
+#include "rc-json.h"
 #include "rw.h"
 
 /* wr_id: control messages 1 to 3; data WR number i is WR_DATA + i. */
@@ -17,6 +19,28 @@ struct phase_result {
 	bool done;
 	uint64_t ns;
 	unsigned depth;
+};
+
+/* How the originals an atomic returns are ordered, measured on the first
+ * one (client-atomic.c). */
+enum atomic_order {
+	ORDER_UNMEASURED, /* --shared: the word's value before us is not known */
+	ORDER_SAME,	  /* its 8 bytes in the order they lie in the server's memory */
+	ORDER_REVERSED,	  /* the other way round */
+};
+
+/* --op fetch-add and cmp-swap (client-atomic.c). */
+struct atomic_run {
+	enum ibv_atomic_cap cap; /* our device's */
+	struct rc_buf *orig;	 /* 8 bytes per atomic in flight: the originals land here */
+	unsigned depth;		 /* atomics in flight */
+	enum atomic_order order;
+	uint64_t first;	    /* the first original: the word before our atomics */
+	uint64_t prev;	    /* the original checked last */
+	uint64_t expect;    /* the word's value at the end (--shared: the least) */
+	uint64_t final;	    /* the server's RESULT: the word's value then */
+	uint64_t count, ns; /* atomics timed, and how long they took */
+	bool done, have_final;
 };
 
 struct client {
@@ -36,6 +60,7 @@ struct client {
 	struct ibv_send_wr *wrs;	  /* one chain of up to DEPTH WRs */
 	struct ibv_sge *sges;
 	struct phase_result write, read; /* for --json */
+	struct atomic_run at;		 /* --op fetch-add or cmp-swap */
 	bool have_sum, verified;
 	uint64_t sum;
 	char lesson_saw[160]; /* --inject: what the lesson saw, in a few words */
@@ -47,6 +72,37 @@ void build_wr(struct client *cl, unsigned slot, enum ibv_wr_opcode op, struct rc
 	      uint64_t idx, uint64_t total, unsigned every);
 /* WRITE, READ back, compare, and compare checksums with the server. */
 int transfer(struct client *cl);
+/* Send DONE with our checksum (atomics: the word's value we expect);
+ * receive the server's RESULT. */
+int exchange_sums(struct client *cl, uint64_t sum, struct rw_sum *result);
+
+/*
+ * The atomics (client-atomic.c). atomic_check_device: our device's
+ * atomic_cap, before connecting (IBV_ATOMIC_NONE: a clear error).
+ * atomic_check_buf: what BUF says of the word (shared or not) against
+ * --shared. atomic_alloc: the buffer the originals land in.
+ * atomic_transfer: the atomics, every original checked, and the word's
+ * final value with the server's RESULT. json_atomic: --json's "atomic".
+ */
+int atomic_check_device(struct client *cl);
+int atomic_check_buf(struct client *cl);
+int atomic_alloc(struct client *cl);
+int atomic_transfer(struct client *cl);
+void json_atomic(struct rc_json *j, const struct client *cl);
+/* Are these the 8 bytes of the server's fresh word, in either order? */
+bool atomic_is_fresh_word(const uint8_t raw[RW_WORD]);
+/*
+ * Post the chain of atomic WRs from first, tracing each with its operands
+ * (-v). Not rc_post_send_list: its trace names RDMA WRs and reads
+ * wr.rdma, where an atomic's rkey is not (it is in wr.atomic). 0, or
+ * -errno with log.err naming the WR refused.
+ */
+int post_atomics(struct client *cl, struct ibv_send_wr *first);
+/* One atomic WR into cl->wrs[slot], its original into slot `oslot` of
+ * at.orig: fetch-add of compare_add, or compare-and-swap, at raddr. */
+void build_atomic_wr(struct client *cl, unsigned slot, enum ibv_wr_opcode op, unsigned oslot,
+		     uint64_t raddr, uint64_t compare_add, uint64_t swap, uint64_t wr_id,
+		     bool signaled);
 
 /*
  * Run the lesson cl->opt.inject after BUF (lessons.c). Returns 1 if it
@@ -54,5 +110,8 @@ int transfer(struct client *cl);
  * the reason in the log when something else happened.
  */
 int run_lesson(struct client *cl);
+/* The atomic lessons (lessons-atomic.c), called by run_lesson. */
+int lesson_atomic_unaligned(struct client *cl);
+int lesson_atomic_no_access(struct client *cl);
 
 #endif /* RW_CLIENT_H */

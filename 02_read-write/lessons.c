@@ -14,6 +14,9 @@
  *   no-read-depth   a READ with initiator_depth 0 and responder_resources 0
  *   unaligned       WRITE and READ with malloc'd buffers at odd addresses
  *   dereg-other     READs through two MRs of one buffer, one deregistered
+ * and, in lessons-atomic.c with the helpers lessons.h names,
+ *   atomic-unaligned   an atomic on an address that is not 8-byte aligned
+ *   atomic-no-access   an atomic on a word registered without REMOTE_ATOMIC
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,24 +27,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "lessons.h"
 #include "rc-counters.h" /* rc_kernel_release */
 #include "rc-lessons.h"
 
-/* One WR of a lesson: what it is, and what became of it. */
-struct lesson_wr {
-	const char *what;
-	int status; /* -1 until it completes */
-	double ms;  /* from posting to its completion */
-};
-
-static void say(const struct client *cl, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static int shown(struct client *cl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int not_shown(struct client *cl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
 /* The explanation is for people: nothing of it with --json. */
-static void say(const struct client *cl, const char *fmt, ...)
+void say(const struct client *cl, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -53,7 +44,7 @@ static void say(const struct client *cl, const char *fmt, ...)
 }
 
 /* It showed what it teaches: the verdict on stdout; 1 for main. */
-static int shown(struct client *cl, const char *fmt, ...)
+int shown(struct client *cl, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -65,7 +56,7 @@ static int shown(struct client *cl, const char *fmt, ...)
 }
 
 /* Something else happened: say what, as the error main prints. */
-static int not_shown(struct client *cl, const char *fmt, ...)
+int not_shown(struct client *cl, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -134,19 +125,20 @@ static void watch_recv_flush(struct client *cl, uint64_t t0)
 }
 
 /*
- * Post the chain of n WRs and wait until each has completed, printing
- * every completion (also our receive for RESULT when it is flushed).
- * 0, or rc_next_wc's error if a completion did not come (-ETIMEDOUT
- * after --timeout). If the QP is in the error state then, our receive is
- * flushed too, but from the other queue and in no fixed order with the
- * send queue (Soft-RoCE of Linux 6.1 flushed it before the WR behind the
- * failed one, 6.12 and 7.3 after): see watch_recv_flush.
+ * Wait until each of the n WRs with wr_id first .. first + n - 1, posted
+ * at t0, has completed, printing every completion (also our receive for
+ * RESULT when it is flushed). 0, or rc_next_wc's error if a completion
+ * did not come (-ETIMEDOUT after --timeout). If the QP is in the error
+ * state then, our receive is flushed too, but from the other queue and in
+ * no fixed order with the send queue (Soft-RoCE of Linux 6.1 flushed it
+ * before the WR behind the failed one, 6.12 and 7.3 after): see
+ * watch_recv_flush.
  */
-static int post_and_watch(struct client *cl, struct lesson_wr *w, unsigned n)
+int watch_wrs(struct client *cl, struct lesson_wr *w, unsigned n, uint64_t first, uint64_t t0)
 {
 	struct rc_conn *c = &cl->conn;
+	uint64_t deadline = t0 + (uint64_t)c->timeout_ms * 1000000u;
 	unsigned i, left = n;
-	uint64_t t0, deadline;
 	bool recv_seen = false;
 	struct ibv_wc wc;
 	double ms;
@@ -154,11 +146,6 @@ static int post_and_watch(struct client *cl, struct lesson_wr *w, unsigned n)
 
 	for (i = 0; i < n; i++)
 		w[i].status = -1;
-	t0 = rc_now_ns();
-	deadline = t0 + (uint64_t)c->timeout_ms * 1000000u;
-	ret = rc_post_send_list(c, cl->wrs);
-	if (ret)
-		return ret;
 	while (left) {
 		ret = rc_next_wc(c, &wc);
 		/* The server may drop the connection (its QP failed too) before
@@ -171,8 +158,7 @@ static int post_and_watch(struct client *cl, struct lesson_wr *w, unsigned n)
 		if (ret && ret != -EIO)
 			return ret; /* no completion at all: timeout, disconnect */
 		ms = (double)(rc_now_ns() - t0) / 1e6;
-		i = wc.wr_id >= WR_DATA && wc.wr_id < WR_DATA + n ? (unsigned)(wc.wr_id - WR_DATA)
-								  : n;
+		i = wc.wr_id >= first && wc.wr_id < first + n ? (unsigned)(wc.wr_id - first) : n;
 		recv_seen |= i == n;
 		if (i < n && w[i].status < 0) {
 			w[i].status = wc.status;
@@ -188,8 +174,18 @@ static int post_and_watch(struct client *cl, struct lesson_wr *w, unsigned n)
 	return 0;
 }
 
+int post_and_watch(struct client *cl, struct lesson_wr *w, unsigned n)
+{
+	uint64_t t0 = rc_now_ns();
+	int ret = rc_post_send_list(&cl->conn, cl->wrs);
+
+	if (ret)
+		return ret;
+	return watch_wrs(cl, w, n, WR_DATA, t0);
+}
+
 /* Our QP's state now, printed after the completions. */
-static enum ibv_qp_state show_qp_state(struct client *cl)
+enum ibv_qp_state show_qp_state(struct client *cl)
 {
 	enum ibv_qp_state st = rc_qp_state(cl->conn.qp);
 
@@ -202,7 +198,7 @@ static enum ibv_qp_state show_qp_state(struct client *cl)
  * QP (st) and of the WR behind the failed one (behind < 0: there was
  * none), and what it means.
  */
-static void explain_refused(struct client *cl, enum ibv_qp_state st, int behind)
+void explain_refused(struct client *cl, enum ibv_qp_state st, int behind)
 {
 	if (st == IBV_QPS_ERR && behind == IBV_WC_WR_FLUSH_ERR)
 		say(cl, "The error moved our QP to the error state: the WR queued behind the\n"
@@ -562,6 +558,8 @@ int run_lesson(struct client *cl)
 	case RW_INJECT_NO_READ_DEPTH: return lesson_no_read_depth(cl);
 	case RW_INJECT_UNALIGNED: return lesson_unaligned(cl);
 	case RW_INJECT_DEREG_OTHER: return lesson_dereg_other(cl);
+	case RW_INJECT_ATOMIC_UNALIGNED: return lesson_atomic_unaligned(cl);
+	case RW_INJECT_ATOMIC_NO_ACCESS: return lesson_atomic_no_access(cl);
 	default: return rc_fail(&cl->conn.log, EINVAL, "no lesson %u", cl->opt.inject);
 	}
 }

@@ -18,15 +18,26 @@
 
 static bool ops_valid(unsigned ops)
 {
-	return ops == RW_OP_WRITE || ops == RW_OP_READ || ops == RW_OP_BOTH;
+	return ops == RW_OP_WRITE || ops == RW_OP_READ || ops == RW_OP_BOTH ||
+	       ops == RW_OP_FETCH_ADD || ops == RW_OP_CMP_SWAP;
 }
 
-/* A READ needs a read depth of at least 1 (except in the no-read-depth
- * lesson, which is about a depth of 0); without READ it must be 0. */
+/* The lessons that post an atomic, and so need one in ops. */
+static bool lesson_atomic(unsigned lesson)
+{
+	return lesson == RW_INJECT_ATOMIC_UNALIGNED || lesson == RW_INJECT_ATOMIC_NO_ACCESS;
+}
+
+/* READs and atomics need a read depth of at least 1 (except in the
+ * no-read-depth lesson, which is about a depth of 0); without them it
+ * must be 0. The atomic lessons need an atomic, the others none. */
 static int check_ops(unsigned ops, unsigned read_depth, unsigned lesson, char *err, size_t errlen)
 {
 	if (!ops_valid(ops)) {
-		snprintf(err, errlen, "unknown operations 0x%02x (1 write, 2 read, 3 both)", ops);
+		snprintf(err, errlen,
+			 "unknown operations 0x%02x (1 write, 2 read, 3 both, 4 fetch-add, "
+			 "8 cmp-swap)",
+			 ops);
 		return -EBADMSG;
 	}
 	if (lesson >= RW_INJECT_COUNT) {
@@ -38,12 +49,21 @@ static int check_ops(unsigned ops, unsigned read_depth, unsigned lesson, char *e
 			 "lesson no-read-depth needs RDMA READ with a read depth of 0");
 		return -EBADMSG;
 	}
+	if (lesson && lesson_atomic(lesson) != rw_ops_atomic(ops)) {
+		snprintf(err, errlen, "lesson %s with operations %s", rw_inject_name(lesson),
+			 rw_ops_str(ops));
+		return -EBADMSG;
+	}
 	if ((ops & RW_OP_READ) && read_depth == 0 && lesson != RW_INJECT_NO_READ_DEPTH) {
 		snprintf(err, errlen, "RDMA READ with a read depth of 0");
 		return -EBADMSG;
 	}
-	if (!(ops & RW_OP_READ) && read_depth != 0) {
-		snprintf(err, errlen, "read depth %u without RDMA READ", read_depth);
+	if (rw_ops_atomic(ops) && read_depth == 0) {
+		snprintf(err, errlen, "%s with a read depth of 0", rw_ops_str(ops));
+		return -EBADMSG;
+	}
+	if (!rw_ops_responder(ops) && read_depth != 0) {
+		snprintf(err, errlen, "read depth %u without RDMA READ or atomics", read_depth);
 		return -EBADMSG;
 	}
 	return 0;
@@ -91,7 +111,7 @@ int rw_hello_unpack(const void *priv, size_t len, struct rw_hello *h, char *err,
 static const struct rc_msg_kind buf_kind = { RW_T_BUF, RW_BUF_LEN - sizeof(struct rc_hdr), NULL };
 
 /* BUF body: rc_remote_buf (16), be32 max_msg_sz, u8 ops, u8 read_depth,
- * u8 lesson, u8 reserved. */
+ * u8 lesson, u8 flags (reserved, zero, before the atomics). */
 size_t rw_buf_pack(void *buf, uint32_t seq, const struct rw_buf *b)
 {
 	uint8_t *p = (uint8_t *)buf + sizeof(struct rc_hdr);
@@ -103,7 +123,7 @@ size_t rw_buf_pack(void *buf, uint32_t seq, const struct rw_buf *b)
 	p[4] = b->ops;
 	p[5] = b->read_depth;
 	p[6] = b->lesson;
-	p[7] = 0;
+	p[7] = b->flags;
 	return RW_BUF_LEN;
 }
 
@@ -123,8 +143,13 @@ int rw_buf_unpack(const void *buf, size_t byte_len, uint32_t want_seq, struct rw
 	b->ops = p[4];
 	b->read_depth = p[5];
 	b->lesson = p[6];
-	if (p[7]) {
-		snprintf(err, errlen, "BUF with a non-zero reserved byte");
+	b->flags = p[7];
+	if (b->flags & ~RW_BUF_SHARED) {
+		snprintf(err, errlen, "BUF with unknown flags 0x%02x", b->flags);
+		return -EBADMSG;
+	}
+	if (b->flags && !rw_ops_atomic(b->ops)) {
+		snprintf(err, errlen, "BUF flags 0x%02x without an atomic", b->flags);
 		return -EBADMSG;
 	}
 	if (b->rb.len < 1 || b->rb.len > RW_MAX_SIZE) {
@@ -194,6 +219,10 @@ int rw_access_for(unsigned ops)
 	/* The peer reads: REMOTE_READ only; the NIC only reads our memory. */
 	if (ops & RW_OP_READ)
 		access |= IBV_ACCESS_REMOTE_READ;
+	/* The peer's atomics read and write the word: REMOTE_ATOMIC, which
+	 * also requires LOCAL_WRITE (ibv_reg_mr(3)). */
+	if (rw_ops_atomic(ops))
+		access |= IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
 	return access;
 }
 
@@ -230,8 +259,15 @@ const char *rw_ops_str(unsigned ops)
 	case RW_OP_WRITE: return "write";
 	case RW_OP_READ: return "read";
 	case RW_OP_BOTH: return "write+read";
+	case RW_OP_FETCH_ADD: return "fetch-add";
+	case RW_OP_CMP_SWAP: return "cmp-swap";
 	default: return "?";
 	}
+}
+
+const char *rw_depth_name(unsigned ops)
+{
+	return rw_ops_atomic(ops) ? "atomic depth" : "read depth";
 }
 
 /* ------------------------------------------------------------------ */
@@ -354,6 +390,8 @@ static const char *const inject_names[RW_INJECT_COUNT] = {
 	[RW_INJECT_NO_READ_DEPTH] = "no-read-depth",
 	[RW_INJECT_UNALIGNED] = "unaligned",
 	[RW_INJECT_DEREG_OTHER] = "dereg-other",
+	[RW_INJECT_ATOMIC_UNALIGNED] = "atomic-unaligned",
+	[RW_INJECT_ATOMIC_NO_ACCESS] = "atomic-no-access",
 };
 
 const char *rw_inject_name(unsigned inject)
@@ -413,7 +451,7 @@ void rw_mr_free(struct rw_mr *m)
 /* ------------------------------------------------------------------ */
 
 /* Long-only options of 02, numbered after the shared ones. */
-enum { OPT_INJECT = RC_OPT_FIRST_FREE, OPT_JSON };
+enum { OPT_INJECT = RC_OPT_FIRST_FREE, OPT_JSON, OPT_ADD, OPT_SHARED };
 
 #define MAX_CLIENTS 16
 
@@ -423,13 +461,21 @@ static const char client_usage[] =
 	"advertises, RDMA READ it back, and verify it. The server's CPU takes no\n"
 	"part in the transfers.\n\n"
 	"  -o, --op OP           write, read or both (default both): write a pattern,\n"
-	"                        read the server's initial pattern, or write then read back\n"
+	"                        read the server's initial pattern, or write then read\n"
+	"                        back; fetch-add or cmp-swap: atomics on one 8-byte word\n"
+	"                        of the server's, each original value returned checked\n"
 	"  -s, --size SIZE       bytes per operation (K/M/G suffixes; default: the whole\n"
 	"                        advertised buffer); the server allocates exactly this much\n"
 	"  -n, --iters N         operations of each kind (default 1); with N > 1 prints\n"
-	"                        bandwidth\n"
+	"                        bandwidth (atomics: operations per second)\n"
 	"  -t, --depth DEPTH     operations in flight (default 16, at most 1024); RDMA READs\n"
-	"                        are also bounded by the read depth the server accepts\n"
+	"                        and atomics are also bounded by the read depth the server\n"
+	"                        accepts\n"
+	"      --add N           fetch-add adds N each time; cmp-swap swaps the word for\n"
+	"                        its value plus N (default 1, at most 4294967295)\n"
+	"      --shared          fetch-add on a word other clients add to as well (a\n"
+	"                        server's shared counter): check that the originals\n"
+	"                        returned increase, instead of the final value\n"
 	"      --inject LESSON   instead of the transfer, do one thing on purpose and print\n"
 	"                        what really happened and why (exit 4 if it showed what it\n"
 	"                        teaches, 1 if something else happened). LESSON is one of:\n"
@@ -441,6 +487,9 @@ static const char client_usage[] =
 	"          unaligned       WRITE and READ with malloc'd buffers at odd addresses\n"
 	"          dereg-other     READ through two MRs of one buffer after one of them was\n"
 	"                          deregistered\n"
+	"          atomic-unaligned  an atomic (fetch-add unless --op cmp-swap) 4 bytes\n"
+	"                          into the word: not 8-byte aligned\n"
+	"          atomic-no-access  an atomic on a word registered without REMOTE_ATOMIC\n"
 	"      --json            print one JSON object with the results instead (also on\n"
 	"                        failure: \"ok\": false, \"error\", "
 	"\"exit_code\")\n" RC_USAGE_CLIENT_WAIT(
@@ -453,11 +502,49 @@ static const char client_usage[] =
 static const char server_usage[] =
 	"usage: rdma-server [options]\n"
 	"Accept RDMA connections; give each client a buffer of its own to RDMA\n"
-	"WRITE and READ, and print its checksum when the client is done. A client\n"
-	"silent for --timeout is probed (a zero-length RDMA WRITE), not dropped.\n\n"
+	"WRITE and READ, and print its checksum when the client is done; a client\n"
+	"that asks for atomics gets one 8-byte word (registered with REMOTE_ATOMIC),\n"
+	"and the word's value is printed instead. A client silent for --timeout is\n"
+	"probed (a zero-length RDMA WRITE), not dropped.\n\n"
 	"  -s, --size SIZE       each client's buffer (default 1M, at most 1G); a client may\n"
 	"                        ask for less, never more\n" RC_USAGE_SERVER_WAIT(MAX_CLIENTS,
 										  RC_USAGE_LOSSY);
+
+/* What the atomics allow and imply, and what each lesson needs. */
+static int check_lesson_and_atomic_opts(struct rw_client_opts *o, bool op_given, bool add_given,
+					char *err, size_t errlen)
+{
+	bool atomic_lesson =
+		o->inject == RW_INJECT_ATOMIC_UNALIGNED || o->inject == RW_INJECT_ATOMIC_NO_ACCESS;
+
+	/* An atomic lesson without --op posts a fetch-add. */
+	if (atomic_lesson && !op_given)
+		o->ops = RW_OP_FETCH_ADD;
+	if (atomic_lesson && !rw_ops_atomic(o->ops))
+		return rc_usage_error(err, errlen,
+				      "--inject %s posts an atomic: use --op fetch-add or cmp-swap",
+				      rw_inject_name(o->inject));
+	if (add_given && !rw_ops_atomic(o->ops))
+		return rc_usage_error(err, errlen, "--add is for --op fetch-add and cmp-swap");
+	if (o->shared && o->ops != RW_OP_FETCH_ADD)
+		return rc_usage_error(err, errlen, "--shared is for --op fetch-add");
+	if (rw_ops_atomic(o->ops) && o->size)
+		return rc_usage_error(err, errlen,
+				      "--size is not for atomics: each works on one 8-byte word");
+	/* The word's buffer; the unaligned lesson's word 4 bytes into it
+	 * must lie inside, so that only its alignment is wrong. */
+	if (rw_ops_atomic(o->ops))
+		o->size = o->inject == RW_INJECT_ATOMIC_UNALIGNED ? RW_ATOMIC_LESSON_LEN : RW_WORD;
+	if (o->inject == RW_INJECT_BAD_RKEY && !(o->ops & RW_OP_WRITE))
+		return rc_usage_error(err, errlen,
+				      "--inject bad-rkey posts a WRITE: use --op write or both");
+	if (o->inject && o->inject != RW_INJECT_BAD_RKEY && o->inject != RW_INJECT_UNALIGNED &&
+	    !atomic_lesson && !(o->ops & RW_OP_READ))
+		return rc_usage_error(err, errlen,
+				      "--inject %s posts a READ: use --op read or both",
+				      rw_inject_name(o->inject));
+	return 0;
+}
 
 int rw_parse_client(int argc, char **argv, struct rw_client_opts *o, char *err, size_t errlen)
 {
@@ -469,12 +556,17 @@ int rw_parse_client(int argc, char **argv, struct rw_client_opts *o, char *err, 
 		{ "depth", required_argument, NULL, 't' },
 		{ "inject", required_argument, NULL, OPT_INJECT },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "add", required_argument, NULL, OPT_ADD },
+		{ "shared", no_argument, NULL, OPT_SHARED },
 		{ NULL, 0, NULL, 0 },
 	};
+	bool op_given = false, add_given = false;
 	uint64_t v;
 	int c, ret;
 
-	*o = (struct rw_client_opts){ .ops = RW_OP_BOTH, .iters = 1, .depth = RW_DEFAULT_DEPTH };
+	*o = (struct rw_client_opts){
+		.ops = RW_OP_BOTH, .iters = 1, .depth = RW_DEFAULT_DEPTH, .add = 1
+	};
 	rc_opts_init(&o->rc, 1);
 	while ((ret = rc_getopt(&o->rc, argc, argv, RC_SHORTOPTS_CLIENT "o:s:n:t:", longopts,
 				client_usage, &c, err, errlen)) == 1) {
@@ -486,10 +578,16 @@ int rw_parse_client(int argc, char **argv, struct rw_client_opts *o, char *err, 
 				o->ops = RW_OP_READ;
 			else if (!strcmp(optarg, "both"))
 				o->ops = RW_OP_BOTH;
+			else if (!strcmp(optarg, "fetch-add"))
+				o->ops = RW_OP_FETCH_ADD;
+			else if (!strcmp(optarg, "cmp-swap"))
+				o->ops = RW_OP_CMP_SWAP;
 			else
 				return rc_usage_error(err, errlen,
-						      "unknown --op '%s' (write, read or both)",
+						      "unknown --op '%s' (write, read, both, "
+						      "fetch-add or cmp-swap)",
 						      optarg);
+			op_given = true;
 			break;
 		case 's':
 			if (rc_parse_size(optarg, 1, RW_MAX_SIZE, &v))
@@ -515,25 +613,25 @@ int rw_parse_client(int argc, char **argv, struct rw_client_opts *o, char *err, 
 				return rc_usage_error(
 					err, errlen,
 					"unknown --inject '%s' (bad-rkey, no-remote-read, "
-					"out-of-bounds, no-read-depth, unaligned or "
-					"dereg-other)",
+					"out-of-bounds, no-read-depth, unaligned, "
+					"dereg-other, atomic-unaligned or atomic-no-access)",
 					optarg);
 			break;
 		case OPT_JSON: o->json = true; break;
+		case OPT_ADD:
+			if (rc_parse_uint(optarg, 1, UINT32_MAX, &o->add))
+				return rc_usage_error(err, errlen,
+						      "invalid --add '%s' (1 to 4294967295)",
+						      optarg);
+			add_given = true;
+			break;
+		case OPT_SHARED: o->shared = true; break;
 		}
 	}
 	ret = rc_opts_end(&o->rc, ret, argc, argv, RC_OPERANDS_SERVER, &o->server, err, errlen);
 	if (ret)
 		return ret;
-	if (o->inject == RW_INJECT_BAD_RKEY && !(o->ops & RW_OP_WRITE))
-		return rc_usage_error(err, errlen,
-				      "--inject bad-rkey posts a WRITE: use --op write or both");
-	if (o->inject && o->inject != RW_INJECT_BAD_RKEY && o->inject != RW_INJECT_UNALIGNED &&
-	    !(o->ops & RW_OP_READ))
-		return rc_usage_error(err, errlen,
-				      "--inject %s posts a READ: use --op read or both",
-				      rw_inject_name(o->inject));
-	return 0;
+	return check_lesson_and_atomic_opts(o, op_given, add_given, err, errlen);
 }
 
 int rw_parse_server(int argc, char **argv, struct rw_server_opts *o, char *err, size_t errlen)

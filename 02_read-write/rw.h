@@ -8,13 +8,21 @@
  *   connect request private data: HELLO  { length wanted, ops, read depth,
  *                                          lesson }
  *   server -> client SEND: BUF    { addr, rkey, length, max_msg_sz, ops,
- *                                   read depth granted, lesson }
+ *                                   read depth granted, lesson, flags }
  *   (lesson dereg-other: a second BUF, sequence number 1, follows)
- *   client: RDMA WRITE / RDMA READ on that buffer (the server posts nothing)
+ *   client: RDMA WRITE / RDMA READ on that buffer (the server posts nothing),
+ *           or fetch-and-adds / compare-and-swaps on its first 8 bytes
  *   client -> server SEND: DONE   { client's checksum, length }
  *   server -> client SEND: RESULT { server's checksum of its buffer, length }
- * Every message is a struct rc_hdr (common/rdma-common.h) and a body; all
- * fields are big-endian; reserved fields must be zero.
+ * For the atomics (ops fetch-add or cmp-swap) the buffer is one 8-byte
+ * word, and DONE and RESULT carry the word's value instead of a checksum
+ * (atomic.h). Every message is a struct rc_hdr (common/rdma-common.h) and
+ * a body; all fields are big-endian; reserved fields must be zero.
+ *
+ * The atomics came without a new version: they are new values of the
+ * HELLO's ops and lesson bytes, and BUF's last byte, reserved before, is
+ * its flags. A server from before them refuses such a HELLO with its
+ * reason ("unknown operations 0x04"), and sends old clients nothing new.
  */
 #ifndef RW_H
 #define RW_H
@@ -33,11 +41,36 @@ enum rw_type {
 	RW_T_RESULT = 0x23, /* the server's checksum of its buffer */
 };
 
-/* What the client will do to the server's buffer (bits of `ops`). */
+/* What the client will do to the server's buffer (bits of `ops`): WRITE,
+ * READ or both, or one kind of atomic alone. */
 enum rw_ops {
 	RW_OP_WRITE = 1,
 	RW_OP_READ = 2,
 	RW_OP_BOTH = RW_OP_WRITE | RW_OP_READ,
+	RW_OP_FETCH_ADD = 4, /* IBV_WR_ATOMIC_FETCH_AND_ADD on the word */
+	RW_OP_CMP_SWAP = 8,  /* IBV_WR_ATOMIC_CMP_AND_SWP on the word */
+	RW_OP_ATOMIC = RW_OP_FETCH_ADD | RW_OP_CMP_SWAP,
+};
+
+/* An atomic (fetch-add or cmp-swap) among ops? */
+static inline bool rw_ops_atomic(unsigned ops)
+{
+	return (ops & RW_OP_ATOMIC) != 0;
+}
+
+/* Do ops need responder resources (a read depth of at least 1)? RDMA
+ * READs and atomics both take them: rdma_accept(3)'s responder_resources
+ * counts "RDMA read and atomic operations". */
+static inline bool rw_ops_responder(unsigned ops)
+{
+	return (ops & (RW_OP_READ | RW_OP_ATOMIC)) != 0;
+}
+
+/* BUF's flags. */
+enum rw_buf_flags {
+	/* The word is shared with other clients, which add to it too (a
+	 * server's counter): only a client with --shared can check it. */
+	RW_BUF_SHARED = 1,
 };
 
 #define RW_MAX_SIZE	 (1u << 30) /* largest buffer a client may ask for */
@@ -51,21 +84,27 @@ enum rw_ops {
 #define RW_CTRL_MAX	 64			      /* room for any control message */
 #define RW_SERVER_SEED	 0x5345525645520002ull	      /* the server's initial pattern */
 #define RW_CHECKSUM_NAME "fnv1a64"
+/* The atomics: the client asks for a buffer of one 8-byte word (two words
+ * in the atomic-unaligned lesson: its misaligned word must lie inside). */
+#define RW_WORD		     8u
+#define RW_ATOMIC_LESSON_LEN 16u
 
 /*
  * The --inject lessons. The number is also the HELLO's and BUF's `lesson`
  * byte: the client says which lesson it runs, the server does its part
- * (for no-remote-read, no-read-depth, unaligned and dereg-other) and
- * echoes the number in BUF. 0 in both: a normal run.
+ * (for no-remote-read, no-read-depth, unaligned, dereg-other and
+ * atomic-no-access) and echoes the number in BUF. 0 in both: a normal run.
  */
 enum rw_inject {
 	RW_INJECT_NONE = 0,
-	RW_INJECT_BAD_RKEY = 1,	      /* WRITE with an rkey never handed out */
-	RW_INJECT_NO_REMOTE_READ = 2, /* server: MR without REMOTE_READ; client READs */
-	RW_INJECT_OUT_OF_BOUNDS = 3,  /* READ one byte past the advertised region */
-	RW_INJECT_NO_READ_DEPTH = 4,  /* initiator_depth 0, responder_resources 0; READ */
-	RW_INJECT_UNALIGNED = 5,      /* malloc'd buffers at odd addresses, both sides */
-	RW_INJECT_DEREG_OTHER = 6,    /* two MRs on one buffer, one deregistered */
+	RW_INJECT_BAD_RKEY = 1,		/* WRITE with an rkey never handed out */
+	RW_INJECT_NO_REMOTE_READ = 2,	/* server: MR without REMOTE_READ; client READs */
+	RW_INJECT_OUT_OF_BOUNDS = 3,	/* READ one byte past the advertised region */
+	RW_INJECT_NO_READ_DEPTH = 4,	/* initiator_depth 0, responder_resources 0; READ */
+	RW_INJECT_UNALIGNED = 5,	/* malloc'd buffers at odd addresses, both sides */
+	RW_INJECT_DEREG_OTHER = 6,	/* two MRs on one buffer, one deregistered */
+	RW_INJECT_ATOMIC_UNALIGNED = 7, /* an atomic 4 bytes into the word's buffer */
+	RW_INJECT_ATOMIC_NO_ACCESS = 8, /* server: MR without REMOTE_ATOMIC; an atomic */
 	RW_INJECT_COUNT
 };
 
@@ -90,6 +129,7 @@ struct rw_buf {
 				  * no-remote-read lesson: there they do not) */
 	uint8_t read_depth;	 /* the responder_resources the server accepted with */
 	uint8_t lesson;		 /* the HELLO's lesson, echoed: the server did its part */
+	uint8_t flags;		 /* enum rw_buf_flags; only with an atomic in ops */
 };
 
 struct rw_sum {
@@ -118,8 +158,11 @@ int rw_sum_unpack(const void *buf, size_t byte_len, uint8_t want_type, uint32_t 
  * names ("LOCAL_WRITE|REMOTE_WRITE") for printing. */
 int rw_access_for(unsigned ops);
 const char *rw_access_str(int access, char *out, size_t outlen);
-/* "write", "read" or "write+read". */
+/* "write", "read", "write+read", "fetch-add" or "cmp-swap". */
 const char *rw_ops_str(unsigned ops);
+/* What the responder resources are called in our output: "atomic depth"
+ * for the atomics, "read depth" otherwise (the same resources). */
+const char *rw_depth_name(unsigned ops);
 
 /*
  * The test pattern: byte i of the buffer is a function of (seed, i) only,
@@ -190,6 +233,8 @@ struct rw_client_opts {
 	unsigned depth;	       /* operations in flight */
 	enum rw_inject inject; /* --inject: the lesson to run */
 	bool json;	       /* --json: one JSON object on stdout instead of the lines */
+	uint64_t add;	       /* --add: fetch-add's addend, cmp-swap's step (default 1) */
+	bool shared;	       /* --shared: other clients add to the word too */
 };
 
 struct rw_server_opts {

@@ -12,7 +12,11 @@
  * When the client SENDs DONE, checksum the buffer (proof that the WRITEs
  * landed) and reply with RESULT. Each client has its own thread, buffer
  * and memory region (rc_serve in common/): no client sees another's data.
- * A client running an --inject lesson says so in its HELLO; for four of
+ * A client that asks for atomics (--op fetch-add or cmp-swap) gets one
+ * 8-byte word with REMOTE_ATOMIC, if this device does atomics at all
+ * (check_atomic_cap); on DONE the server prints the word's value and
+ * returns it in RESULT (atomic.c).
+ * A client running an --inject lesson says so in its HELLO; for five of
  * them this side does its part and says so (alloc_data, lesson_dereg_other,
  * choose_read_depth, and setup's access flags).
  */
@@ -23,8 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rw.h"
+#include "atomic.h"
 #include "rc-server.h"
+#include "rw.h"
 
 /* wr_id of each work request this side posts. */
 enum { WR_RECV_DONE = 1, WR_SEND_BUF = 2, WR_SEND_RESULT = 3, WR_PROBE = 4, WR_SEND_BUF2 = 5 };
@@ -41,8 +46,9 @@ struct session {
 	uint32_t gone_rkey;	/* lesson dereg-other: the deregistered MR's rkey */
 	struct rc_buf *ctrl_rx; /* DONE lands here */
 	struct rc_buf *ctrl_tx; /* BUF at 0, RESULT at RW_CTRL_MAX */
-	uint64_t checksum;
+	uint64_t checksum;	/* atomics: the word's value */
 	bool mismatch;
+	enum ibv_atomic_cap atomic_cap; /* atomics: this device's */
 };
 
 /* The client's buffer: page-aligned from rc_buf_alloc, or for the
@@ -102,11 +108,15 @@ static int setup(struct session *s)
 		return ret;
 	/* The buffer the client may access, with only the flags its
 	 * operations need (rw_access_for): REMOTE_WRITE (+ LOCAL_WRITE, which
-	 * the verbs require alongside it) for WRITE, REMOTE_READ for READ.
-	 * Never REMOTE_ATOMIC: nobody asked for it. */
+	 * the verbs require alongside it) for WRITE, REMOTE_READ for READ,
+	 * REMOTE_ATOMIC (+ LOCAL_WRITE) for atomics, and only when asked. */
 	s->access = rw_access_for(s->hello.ops);
 	if (s->hello.lesson == RW_INJECT_NO_REMOTE_READ)
 		s->access &= ~IBV_ACCESS_REMOTE_READ; /* the lesson: READ is refused */
+	/* The lesson: the word registered as a buffer for WRITE and READ
+	 * would be, without REMOTE_ATOMIC: its atomics are refused. */
+	if (s->hello.lesson == RW_INJECT_ATOMIC_NO_ACCESS)
+		s->access = rw_access_for(RW_OP_BOTH);
 	rc_trace(&c->log, "buffer for the client: %u bytes, access %s", s->len,
 		 rw_access_str(s->access, flags, sizeof(flags)));
 	ret = alloc_data(s);
@@ -143,8 +153,8 @@ static uint8_t choose_read_depth(struct session *s)
 	struct rc_conn *c = s->c;
 	uint8_t rr;
 
-	if (!(s->hello.ops & RW_OP_READ))
-		return 0; /* no READs: no responder resources */
+	if (!rw_ops_responder(s->hello.ops))
+		return 0; /* no READs, no atomics: no responder resources */
 	if (s->hello.lesson == RW_INJECT_NO_READ_DEPTH) {
 		/* The lesson: accept what the client asked for, 0. */
 		printf("lesson no-read-depth for %s: accepting with responder_resources 0 (its "
@@ -175,6 +185,7 @@ static int send_buf(struct session *s)
 		.ops = s->hello.ops,
 		.read_depth = s->read_depth,
 		.lesson = s->hello.lesson,
+		.flags = 0, /* our word is this client's alone: never RW_BUF_SHARED */
 	};
 	size_t n = rw_buf_pack(s->ctrl_tx->addr, 0, &b);
 	int ret;
@@ -191,6 +202,22 @@ static int send_buf(struct session *s)
 	return rc_post_send(s->c, s->ctrl_tx, RW_CTRL_MAX, n, WR_SEND_BUF2, true);
 }
 
+/* An atomic client is done: print the word's value (rw_word_done) and
+ * answer with RESULT, which carries it. */
+static int on_atomic_done(struct session *s, const struct rw_sum *done)
+{
+	struct rw_sum result;
+	size_t n;
+	int ret;
+
+	ret = rw_word_done(s->c, s->data->addr, done, &s->checksum, &s->mismatch);
+	if (ret)
+		return ret;
+	result = (struct rw_sum){ .checksum = s->checksum, .len = RW_WORD };
+	n = rw_sum_pack((uint8_t *)s->ctrl_tx->addr + RW_CTRL_MAX, RW_T_RESULT, 1, &result);
+	return rc_post_send(s->c, s->ctrl_tx, RW_CTRL_MAX, n, WR_SEND_RESULT, true);
+}
+
 /* The client is done: checksum the buffer and answer with RESULT. */
 static int on_done(struct session *s, const struct ibv_wc *wc)
 {
@@ -204,6 +231,8 @@ static int on_done(struct session *s, const struct ibv_wc *wc)
 	ret = rw_sum_unpack(s->ctrl_rx->addr, wc->byte_len, RW_T_DONE, 1, &done, why, sizeof(why));
 	if (ret)
 		return rc_fail(&c->log, EPROTO, "bad DONE from the client: %s", why);
+	if (rw_ops_atomic(s->hello.ops))
+		return on_atomic_done(s, &done);
 	if (done.len != s->len)
 		return rc_fail(&c->log, EPROTO, "DONE is about %u bytes, the buffer has %u",
 			       done.len, s->len);
@@ -303,6 +332,30 @@ static int converse(struct session *s)
 	}
 }
 
+/*
+ * A client that asks for atomics: does our device do them (atomic_cap)?
+ * If not, refuse it before anything is set up, naming the device.
+ */
+static int check_atomic_cap(struct session *s)
+{
+	char why[RC_REJECT_MAX];
+	int ret;
+
+	if (!rw_ops_atomic(s->hello.ops))
+		return 0;
+	ret = rw_atomic_cap(s->c, "this server", &s->atomic_cap);
+	if (ret == -EOPNOTSUPP) {
+		snprintf(why, sizeof(why),
+			 "this server's device %s does no atomic operations (atomic_cap "
+			 "IBV_ATOMIC_NONE)",
+			 ibv_get_device_name(s->c->id->verbs->device));
+		rc_reject(s->c, why);
+	} else if (ret) {
+		rc_reject(s->c, "server could not set up the connection (see its log)");
+	}
+	return ret;
+}
+
 /* One client, from its connect request to its disconnect. */
 static int serve(struct session *s, const void *priv, size_t priv_len)
 {
@@ -324,26 +377,33 @@ static int serve(struct session *s, const void *priv, size_t priv_len)
 		rc_reject(c, why);
 		return rc_fail(&c->log, EPROTO, "rejected: %s", why);
 	}
+	ret = check_atomic_cap(s);
+	if (ret)
+		return ret;
 	ret = setup(s);
 	if (ret) {
 		rc_reject(c, "server could not set up the connection (see its log)");
 		return ret;
 	}
 	s->read_depth = choose_read_depth(s);
-	if ((s->hello.ops & RW_OP_READ) && !s->read_depth &&
+	if (rw_ops_responder(s->hello.ops) && !s->read_depth &&
 	    s->hello.lesson != RW_INJECT_NO_READ_DEPTH) {
 		snprintf(why, sizeof(why),
-			 "wants to RDMA READ but its connect request has initiator_depth 0");
+			 "wants to %s but its connect request has initiator_depth 0",
+			 s->hello.ops & RW_OP_READ ? "RDMA READ" : "do atomics");
 		rc_reject(c, why);
 		return rc_fail(&c->log, EPROTO, "rejected: %s", why);
 	}
-	/* responder_resources: how many of the client's READs our QP serves
-	 * at once (0 = none at all). initiator_depth 0: we issue no READs. */
+	/* responder_resources: how many of the client's READs and atomics
+	 * our QP serves at once (0 = none at all). initiator_depth 0: we
+	 * issue no READs. */
 	ret = rc_accept(c, 0, s->read_depth);
 	if (ret)
 		return ret;
-	printf("connection from %s: %u-byte buffer, access %s, read depth %u%s%s\n", c->peer,
-	       s->len, rw_access_str(s->access, flags, sizeof(flags)), s->read_depth,
+	printf("connection from %s: %u-byte buffer, access %s, %s %u%s%s%s%s\n", c->peer, s->len,
+	       rw_access_str(s->access, flags, sizeof(flags)), rw_depth_name(s->hello.ops),
+	       s->read_depth, rw_ops_atomic(s->hello.ops) ? ", atomic_cap " : "",
+	       rw_ops_atomic(s->hello.ops) ? rw_atomic_cap_name(s->atomic_cap) : "",
 	       s->hello.lesson ? ", lesson " : "",
 	       s->hello.lesson ? rw_inject_name(s->hello.lesson) : "");
 	ret = send_buf(s);
@@ -354,6 +414,9 @@ static int serve(struct session *s, const void *priv, size_t priv_len)
 		return ret;
 	printf("connection from %s closed\n", c->peer);
 	rc_disconnect(c);
+	if (s->mismatch && rw_ops_atomic(s->hello.ops))
+		return rc_fail(&c->log, EPROTO,
+			       "the word's value differs from the one the client expected");
 	if (s->mismatch)
 		return rc_fail(&c->log, EPROTO,
 			       "the buffer's checksum differs from the client's: the data did not "

@@ -314,6 +314,89 @@ t_lesson_dereg_other() {
 	stop_server srv
 }
 
+# hex_of NAME REGEX: the first 0x + 16 hex digits on a line of NAME's
+# stdout matching REGEX (in bash: a grep costs more in the VM).
+hex_of() {
+	local l
+	while IFS= read -r l; do
+		[[ $l =~ $2 ]] && [[ $l =~ $HEX ]] && { echo "${BASH_REMATCH[0]}"; return; }
+	done <"$T/$1.out"
+}
+# hex64 EXPR: EXPR as 0x + 16 hex digits (bash's arithmetic wraps modulo
+# 2^64, as the word does).
+hex64() { printf '0x%016x' "$(($1))"; }
+
+# The atomics: fetch-add and cmp-swap with every original and the final
+# word checked by the client and the word printed by the server, the byte
+# order of the originals (Soft-RoCE: host order on every kernel measured,
+# 6.1, 6.12 and 7.x), sequence.txt's atomics, both atomic lessons, and
+# --shared with --json. One server for all (a server start costs seconds
+# in the VM): the clients after the lessons show that it serves on.
+t_atomics_and_their_lessons() {
+	local first want v0 posts sig
+	start_server srv "$S" -v || return 1
+	# First, so that the server's trace begins with it: one -v run for
+	# sequence.txt's atomics section and the checks, 20 fetch-adds of 3,
+	# at most 8 in flight, every 4th signalled (5).
+	run fa "$C" "${CT[@]}" -v --op fetch-add -n 20 --add 3 -t 8 "$RDMA_IP" "$PORT"
+	want_rc fa 0 || return 1
+	check_sequence "02_read-write atomics" c fa || return 1
+	check_sequence "02_read-write atomics" s srv || return 1
+	posts=$(grep -c "^client: post ATOMIC_FETCH_AND_ADD " "$T/fa.err")
+	sig=$(grep -c "^client: post ATOMIC_FETCH_AND_ADD .* signaled$" "$T/fa.err")
+	[ "$posts/$sig" = 20/5 ] || fail "$posts fetch-adds posted, $sig signalled: expected 20, 5" || return 1
+	want_out fa "^server buffer: 8 bytes at 0x[0-9a-f]+, rkey 0x[0-9a-f]+, fetch-add, atomic depth 8$" || return 1
+	want_out fa "^our device $RDMA_DEV: atomic_cap IBV_ATOMIC_HCA \(atomic among the atomics of this device only, not against the CPU or other devices\)$" || return 1
+	want_out fa "^byte order of the returned original: as in the server's memory \(host order, little-endian here\)$" || return 1
+	first=$(hex_of fa "^fetch-add: first original ")
+	[ -n "$first" ] || fail "no first original" || return 1
+	want_out fa "^fetch-add: 20 originals, each 3 more than the one before, the last $(hex64 "$first + 19 * 3")$" || return 1
+	want_out fa "^fetch-add: 20 operations in [0-9.]+ s = [0-9.]+ Mpps \(depth 8\)$" || return 1
+	want=$(hex64 "$first + 60")
+	want_out fa "^client expects: $want \([0-9]+\) in the word$" || return 1
+	want_out fa "^server's word:  $want \([0-9]+\)$" || return 1
+	want_out fa "^verified 20 fetch-adds and the word's final value$" || return 1
+	want_out srv "8-byte buffer, access LOCAL_WRITE\|REMOTE_ATOMIC, atomic depth 8, atomic_cap IBV_ATOMIC_HCA$" || return 1
+	wait_for srv "^client $RDMA_IP port [0-9]+ done: its word holds $want \([0-9]+\), the same as the client's$" 5 || return 1
+	# The lessons: an unaligned atomic, refused at ibv_post_send.
+	run un "$C" "${CT[@]}" --inject atomic-unaligned "$RDMA_IP" "$PORT"
+	want_lesson_shown un atomic-unaligned "ibv_post_send: EINVAL, no completion; the correct fetch-add behind it succeeded" || return 1
+	want_out un "^ibv_post_send returned EINVAL \(Invalid argument\) after [0-9.]+ ms, bad_wr at wr_id 1000:$" || return 1
+	want_completion un 1001 "the correct atomic behind it" "IBV_WC_SUCCESS" || return 1
+	[ "$(count_out un '^completion of wr_id 1000 ')" = 0 ] || fail "a completion for the refused atomic" || return 1
+	want_out un "^our QP is now in state RTS" || return 1
+	want_out un "^Soft-RoCE's library \(rdma-core's rxe provider\) makes this check in user$" || return 1
+	want_out srv "16-byte buffer, access LOCAL_WRITE\|REMOTE_ATOMIC, atomic depth 16, atomic_cap IBV_ATOMIC_HCA, lesson atomic-unaligned$" || return 1
+	# An atomic on a word registered without REMOTE_ATOMIC.
+	run na "$C" "${CT[@]}" --op cmp-swap --inject atomic-no-access "$RDMA_IP" "$PORT"
+	want_lesson_shown na atomic-no-access "IBV_WC_REM_ACCESS_ERR after [0-9.]+ ms" || return 1
+	want_out na "^LOCAL_WRITE\|REMOTE_WRITE\|REMOTE_READ, as a buffer for WRITE and READ: without$" || return 1
+	want_completion na 1000 "the atomic" "IBV_WC_REM_ACCESS_ERR" || return 1
+	want_out na "^What happened: the server's memory region has no IBV_ACCESS_REMOTE_ATOMIC,$" || return 1
+	want_out srv "8-byte buffer, access LOCAL_WRITE\|REMOTE_WRITE\|REMOTE_READ, atomic depth 16, atomic_cap IBV_ATOMIC_HCA, lesson atomic-no-access$" || return 1
+	want_server_flushed srv || return 1
+	# cmp-swap: read V0 (the fresh word), 5 swaps of 7, one stale compare.
+	run cs "$C" "${CT[@]}" --op cmp-swap -n 5 --add 7 "$RDMA_IP" "$PORT"
+	want_rc cs 0 || return 1
+	v0=$(hex_of cs "^cmp-swap: compare 0 and swap 0 \(never changes the word\) read ")
+	[ "$v0" = "$first" ] || fail "cmp-swap read $v0, not the fresh word $first" || return 1
+	want_out cs "^cmp-swap: 5 compare-and-swaps each returned its compare value: swapped, $v0 to $(hex64 "$v0 + 35")$" || return 1
+	want_out cs "^cmp-swap: one more with the value before the last swap, $(hex64 "$v0 + 28"), as compare returned $(hex64 "$v0 + 35"): not swapped, as it must be$" || return 1
+	want_out cs "^verified 6 compare-and-swaps and the word's final value$" || return 1
+	wait_for srv "done: its word holds $(hex64 "$v0 + 35") \([0-9]+\), the same as the client's$" 5 || return 1
+	# --shared: increasing originals, a word at least the last one + 1.
+	run sh "$C" "${CT[@]}" --json --op fetch-add --shared -n 20 "$RDMA_IP" "$PORT"
+	want_rc sh 0 || return 1
+	want_json sh "d['ok'] is True and d['op'] == 'fetch-add' and d['size'] == 8 and
+		d['verified'] is True and d['write'] is None and err == '' and
+		d['atomic']['operations'] == 20 and d['atomic']['shared'] is True and
+		d['atomic']['byte_order'] is None and d['atomic']['atomic_cap'] == 'IBV_ATOMIC_HCA' and
+		d['atomic']['depth'] == 16 and d['atomic']['mpps'] > 0 and
+		d['atomic']['first_original'] == $first and
+		d['atomic']['expected'] == d['atomic']['server_word'] == ($first + 20) % 2**64" || return 1
+	stop_server srv
+}
+
 t_bad_requests_leave_server_unaffected() {
 	start_server srv "$S" -s 1M || return 1
 	# More than the server offers: refused at connect, before any WR.
@@ -322,7 +405,7 @@ t_bad_requests_leave_server_unaffected() {
 	want_err big "rejected the connection: asks for a 2097152-byte buffer; this server gives each client at most 1048576 bytes" || return 1
 	run op "$C" "${CT[@]}" --op copy "$RDMA_IP" "$PORT"
 	want_rc op 2 || return 1
-	want_err op "unknown --op 'copy' \(write, read or both\) \(try --help\)" || return 1
+	want_err op "unknown --op 'copy' \(write, read, both, fetch-add or cmp-swap\) \(try --help\)" || return 1
 	alive srv || return 1
 	run cli "$C" "${CT[@]}" -s 1M "$RDMA_IP" "$PORT"
 	want_rc cli 0 || return 1
@@ -344,6 +427,15 @@ t_bad_options() {
 	run c10 "$C" --inject dereg-other --op write "$RDMA_IP"; want_rc c10 2 || return 1
 	want_err c10 "--inject dereg-other posts a READ: use --op read or both" || return 1
 	run c9 "$C" --timeout 0 "$RDMA_IP"; want_rc c9 2 || return 1
+	# The atomics' options.
+	run c11 "$C" --op fetch-add -s 4K "$RDMA_IP"; want_rc c11 2 || return 1
+	want_err c11 "--size is not for atomics: each works on one 8-byte word" || return 1
+	run c12 "$C" --op cmp-swap --shared "$RDMA_IP"; want_rc c12 2 || return 1
+	want_err c12 "--shared is for --op fetch-add" || return 1
+	run c13 "$C" --inject atomic-no-access --op read "$RDMA_IP"; want_rc c13 2 || return 1
+	want_err c13 "--inject atomic-no-access posts an atomic: use --op fetch-add or cmp-swap" || return 1
+	run c14 "$C" --op fetch-add --add 0 "$RDMA_IP"; want_rc c14 2 || return 1
+	run c15 "$C" --op write --add 2 "$RDMA_IP"; want_rc c15 2 || return 1
 	run s1 "$S" -s 0; want_rc s1 2 || return 1
 	want_err s1 "invalid size '0'" || return 1
 	run s2 "$S" stray-argument; want_rc s2 2 || return 1
@@ -351,7 +443,8 @@ t_bad_options() {
 	want_out h1 "^usage: rdma-client" || return 1
 	# --help names every lesson, and the exit code of a lesson.
 	local l
-	for l in bad-rkey no-remote-read out-of-bounds no-read-depth unaligned dereg-other; do
+	for l in bad-rkey no-remote-read out-of-bounds no-read-depth unaligned dereg-other \
+		atomic-unaligned atomic-no-access; do
 		want_out h1 "^          $l  " || return 1
 	done
 	want_out h1 "^4 an --inject lesson showed what it teaches\.$" || return 1
@@ -471,6 +564,7 @@ t_json_output() {
 run_tests t_write_read_verify_default t_sizes_verified t_split_at_max_msg_sz t_pipelined_write_and_read \
 	t_two_clients_at_once_each_own_buffer t_inject_bad_rkey t_lesson_no_remote_read \
 	t_lesson_out_of_bounds t_lesson_no_read_depth t_lesson_unaligned t_lesson_dereg_other \
+	t_atomics_and_their_lessons \
 	t_bad_requests_leave_server_unaffected \
 	t_bad_options t_nothing_listening t_long_run_server_probes_client \
 	t_client_killed_server_survives t_server_stops_cleanly_with_client_connected \

@@ -16,16 +16,22 @@
 #include "rw.h"
 
 /* What rw.h promises about ops, read depth and lesson, for HELLO and BUF
- * alike: READ needs a depth of at least 1, except in the no-read-depth
- * lesson, which is about a depth of 0 (and needs READ). */
+ * alike: READ and the atomics need a depth of at least 1, except in the
+ * no-read-depth lesson, which is about a depth of 0 (and needs READ); an
+ * atomic comes alone, and the atomic lessons need one, the others not. */
 static void check_ops(unsigned ops, unsigned read_depth, unsigned lesson)
 {
-	CHECK(ops == RW_OP_WRITE || ops == RW_OP_READ || ops == RW_OP_BOTH);
+	bool atomic = ops == RW_OP_FETCH_ADD || ops == RW_OP_CMP_SWAP;
+
+	CHECK(ops == RW_OP_WRITE || ops == RW_OP_READ || ops == RW_OP_BOTH || atomic);
 	CHECK(lesson < RW_INJECT_COUNT);
 	if (lesson == RW_INJECT_NO_READ_DEPTH)
 		CHECK((ops & RW_OP_READ) && read_depth == 0);
 	else
-		CHECK((ops & RW_OP_READ) ? read_depth >= 1 : read_depth == 0);
+		CHECK((ops & RW_OP_READ) || atomic ? read_depth >= 1 : read_depth == 0);
+	if (lesson)
+		CHECK((lesson == RW_INJECT_ATOMIC_UNALIGNED ||
+		       lesson == RW_INJECT_ATOMIC_NO_ACCESS) == atomic);
 }
 
 static void fuzz_hello(const uint8_t *msg, size_t len)
@@ -66,6 +72,8 @@ static void fuzz_buf(const uint8_t *msg, size_t len, uint32_t want_seq)
 	/* Pieces are at most max_msg_sz: 0 would divide by zero. */
 	CHECK(b.max_msg_sz >= 1);
 	check_ops(b.ops, b.read_depth, b.lesson);
+	/* The only flag, RW_BUF_SHARED, only with an atomic. */
+	CHECK(b.flags == 0 || (b.flags == RW_BUF_SHARED && rw_ops_atomic(b.ops)));
 	CHECK(rw_buf_pack(again, want_seq, &b) == len);
 	CHECK(memcmp(again, msg, len) == 0);
 }

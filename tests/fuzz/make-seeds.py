@@ -91,6 +91,18 @@ write("fuzz-rw", "done-reserved", rw(2, rw_sum(0x22, 1, 4096, reserved=7), seq=1
 write("fuzz-rw", "done-as-result", rw(2, rw_sum(0x23, 1, 4096), seq=1))
 write("fuzz-rw", "result", rw(3, rw_sum(0x23, 0x1122334455667788, 4096), seq=1))
 write("fuzz-rw", "result-oversized", rw(3, rw_sum(0x23, 1, 4096) + b"\0" * 8, seq=1))
+# The atomics: ops 4 fetch-add, 8 cmp-swap; lesson 7 atomic-unaligned, 8
+# atomic-no-access (the high byte of rw_hello's `reserved`); BUF's last
+# byte, reserved before them, is its flags (1: the word is shared).
+write("fuzz-rw", "hello-fetch-add", rw(0, rw_hello(8, 4, 16)))
+write("fuzz-rw", "hello-cmp-swap-unaligned", rw(0, rw_hello(16, 8, 4, reserved=0x0700)))
+write("fuzz-rw", "hello-fetch-add-depth-0", rw(0, rw_hello(8, 4, 0)))
+write("fuzz-rw", "hello-atomic-lesson-write", rw(0, rw_hello(8, 1, 0, reserved=0x0800)))
+write("fuzz-rw", "hello-two-atomics", rw(0, rw_hello(8, 12, 4)))
+write("fuzz-rw", "buf-shared", rw(1, rw_buf(0x7F1234560000, 0x1234, 8, 1 << 23, 4, 16, reserved=1)))
+write("fuzz-rw", "buf-flags-unknown", rw(1, rw_buf(0x1000, 1, 8, 4096, 8, 4, reserved=2)))
+write("fuzz-rw", "buf-shared-write", rw(1, rw_buf(0x1000, 1, 4096, 4096, 3, 4, reserved=1)))
+write("fuzz-rw", "done-word", rw(2, rw_sum(0x22, 0x6A0D3C09798CD2CB, 8), seq=1))
 write("fuzz-rw", "pieces", rw(4, struct.pack("<II", (1 << 30) + 3, 1 << 23)))
 write("fuzz-rw", "pieces-small", rw(4, struct.pack("<II", 10, 3)))
 

@@ -33,6 +33,14 @@ static int r_hello(struct hc *h, int arg)
 	case 104: hello.read_depth = 0; break;	  /* READ without a read depth */
 	case 105: hello.ops = RW_OP_WRITE; break; /* a read depth without READ */
 	case 106: depth = 0; break;		  /* READ, initiator depth 0 */
+	case 112:				  /* an atomic without a read depth */
+		hello = (struct rw_hello){ .len = RW_WORD, .ops = RW_OP_FETCH_ADD };
+		break;
+	case 113: hello.ops = RW_OP_FETCH_ADD | RW_OP_WRITE; break; /* never together */
+	case 115: /* an atomic, initiator depth 0 */
+		hello = (struct rw_hello){ .len = RW_WORD, .ops = RW_OP_CMP_SWAP, .read_depth = 4 };
+		depth = 0;
+		break;
 	}
 	rw_hello_pack(p, &hello);
 	switch (arg) {
@@ -58,6 +66,24 @@ static int r_hello(struct hc *h, int arg)
 	return 0;
 }
 
+/* A fetch-and-add of 1 on the server's raddr, its original into tx. */
+static int r_fetch_add(struct hc *h, uint64_t raddr, uint32_t rkey)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)h->tx->addr,
+			       .length = RW_WORD,
+			       .lkey = h->tx->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = WR_TX + h->next_tx++,
+				  .sg_list = &sge,
+				  .num_sge = 1,
+				  .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+				  .send_flags = IBV_SEND_SIGNALED };
+
+	wr.wr.atomic.remote_addr = raddr;
+	wr.wr.atomic.rkey = rkey;
+	wr.wr.atomic.compare_add = 1;
+	return rc_post_send_list(&h->c, &wr);
+}
+
 /* Connect (ops as arg asks), take the BUF, then misbehave. */
 static int r_after_buf(struct hc *h, int arg)
 {
@@ -71,6 +97,10 @@ static int r_after_buf(struct hc *h, int arg)
 
 	if (arg == 200)
 		hello = (struct rw_hello){ .len = R_LEN, .ops = RW_OP_READ, .read_depth = 4 };
+	if (arg == 205)
+		hello = (struct rw_hello){ .len = RW_WORD,
+					   .ops = RW_OP_FETCH_ADD,
+					   .read_depth = 4 };
 	rw_hello_pack(priv, &hello);
 	ret = hc_connect(h, priv, sizeof(priv), 4);
 	if (ret)
@@ -94,6 +124,12 @@ static int r_after_buf(struct hc *h, int arg)
 		break;
 	case 203: /* WRITE with an rkey we were never given */
 		ret = hc_rdma(h, IBV_WR_RDMA_WRITE, 256, b.rb.addr, b.rb.rkey ^ 0x5a5a00, 0);
+		break;
+	case 204: /* an atomic on a buffer for WRITE and READ: no REMOTE_ATOMIC */
+		ret = r_fetch_add(h, b.rb.addr, b.rb.rkey);
+		break;
+	case 205: /* an atomic on the word after the one we were given */
+		ret = r_fetch_add(h, b.rb.addr + RW_WORD, b.rb.rkey);
 		break;
 	default: /* a bent DONE */
 		len = rw_sum_pack(p, RW_T_DONE, 1, &done);
@@ -138,6 +174,10 @@ const struct kase cases02[] = {
 	{ "hello-read-depth-0", r_hello, 104, "rejected: RDMA READ with a read depth of 0" },
 	{ "hello-depth-without-read", r_hello, 105, "rejected: read depth 4 without RDMA READ" },
 	{ "read-with-initiator-depth-0", r_hello, 106, "rejected: .*initiator_depth 0" },
+	{ "hello-atomic-read-depth-0", r_hello, 112, "rejected: fetch-add with a read depth of 0" },
+	{ "hello-atomic-and-write", r_hello, 113, "rejected: unknown operations 0x05" },
+	{ "atomic-with-initiator-depth-0", r_hello, 115,
+	  "rejected: wants to do atomics but its connect request has initiator_depth 0" },
 	{ "done-bad-magic", r_after_buf, B_MAGIC, "bad DONE from the client: bad magic" },
 	{ "done-bad-version", r_after_buf, B_VERSION, "bad DONE from the client: protocol" },
 	{ "done-wrong-type", r_after_buf, 100, "bad DONE from the client: message type 0x23" },
@@ -153,5 +193,7 @@ const struct kase cases02[] = {
 	{ "write-past-buffer-end", r_after_buf, 201, R_FLUSHED },
 	{ "read-before-buffer-start", r_after_buf, 202, R_FLUSHED },
 	{ "write-with-wrong-rkey", r_after_buf, 203, R_FLUSHED },
+	{ "atomic-on-write-read-buffer", r_after_buf, 204, R_FLUSHED },
+	{ "atomic-past-the-word", r_after_buf, 205, R_FLUSHED },
 	{ NULL, NULL, 0, NULL },
 };

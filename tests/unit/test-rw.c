@@ -112,6 +112,8 @@ static void hello_and_buf_carry_the_lesson(void **state)
 	for (l = RW_INJECT_NONE; l < RW_INJECT_COUNT; l++) {
 		if (l == RW_INJECT_NO_READ_DEPTH)
 			continue; /* below: it needs a read depth of 0 */
+		if (l == RW_INJECT_ATOMIC_UNALIGNED || l == RW_INJECT_ATOMIC_NO_ACCESS)
+			continue; /* they need an atomic: test-rw-atomic.c */
 		h.lesson = (uint8_t)l;
 		rw_hello_pack(priv, &h);
 		assert_int_equal(priv[sizeof(struct rc_hdr) + 6], l);
@@ -158,8 +160,9 @@ static void hello_and_buf_carry_the_lesson(void **state)
 
 static void inject_names(void **state)
 {
-	static const char *const names[] = { "bad-rkey",      "no-remote-read", "out-of-bounds",
-					     "no-read-depth", "unaligned",	"dereg-other" };
+	static const char *const names[] = { "bad-rkey",	 "no-remote-read",  "out-of-bounds",
+					     "no-read-depth",	 "unaligned",	    "dereg-other",
+					     "atomic-unaligned", "atomic-no-access" };
 	unsigned i;
 
 	(void)state;
@@ -256,7 +259,7 @@ static void buf_rejects_bad(void **state)
 	n = rw_buf_pack(buf, 0, &b);
 	assert_int_equal(rw_buf_unpack(buf, n, 0, &out, err, sizeof(err)), -EBADMSG);
 	n = rw_buf_pack(buf, 0, &good);
-	buf[n - 1] = 1; /* reserved */
+	buf[n - 1] = 1; /* flags: RW_BUF_SHARED, without an atomic */
 	assert_int_equal(rw_buf_unpack(buf, n, 0, &out, err, sizeof(err)), -EBADMSG);
 	n = rw_buf_pack(buf, 0, &good);
 	buf[0] ^= 1; /* magic */
