@@ -115,31 +115,6 @@ void build_atomic_wr(struct client *cl, unsigned slot, enum ibv_wr_opcode op, un
 	wr->wr.atomic.swap = swap;
 }
 
-int post_atomics(struct client *cl, struct ibv_send_wr *first)
-{
-	struct rc_conn *c = &cl->conn;
-	struct ibv_send_wr *wr, *bad = NULL;
-	int ret;
-
-	for (wr = first; c->log.verbose && wr; wr = wr->next)
-		rc_trace(&c->log,
-			 "post %s wr_id=%" PRIu64 " len=%u remote=0x%" PRIx64 " rkey=0x%x "
-			 "compare_add=0x%" PRIx64 " swap=0x%" PRIx64 "%s",
-			 wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ? "ATOMIC_FETCH_AND_ADD"
-								   : "ATOMIC_CMP_AND_SWP",
-			 wr->wr_id, wr->sg_list[0].length, wr->wr.atomic.remote_addr,
-			 wr->wr.atomic.rkey, wr->wr.atomic.compare_add, wr->wr.atomic.swap,
-			 wr->send_flags & IBV_SEND_SIGNALED ? " signaled" : "");
-	/* One doorbell for the chain; an errno at once if a WR cannot be
-	 * queued (bad points at it), else each result in a completion. */
-	ret = ibv_post_send(c->qp, first, &bad);
-	if (ret)
-		return rc_fail(&c->log, ret, "ibv_post_send(wr_id %" PRIu64 "): %s; hint: %s",
-			       bad ? bad->wr_id : 0, strerror(ret),
-			       rc_call_hint("ibv_post_send", ret));
-	return 0;
-}
-
 /* Atomic k of this run: its operands. fetch-add: k = 0..N-1. cmp-swap:
  * 0 the read, 1..N the swaps, N+1 the one with a stale compare. */
 static void operands(const struct client *cl, uint64_t k, uint64_t *compare_add, uint64_t *swap)
@@ -269,7 +244,7 @@ static int run_atomics(struct client *cl, uint64_t k0, uint64_t total)
 				cl->wrs[n - 1].next = &cl->wrs[n];
 		}
 		if (n) {
-			ret = post_atomics(cl, cl->wrs);
+			ret = rc_post_send_list(&cl->conn, cl->wrs);
 			if (ret)
 				return ret;
 		}

@@ -91,13 +91,6 @@ int atomic_transfer(struct client *cl);
 void json_atomic(struct rc_json *j, const struct client *cl);
 /* Are these the 8 bytes of the server's fresh word, in either order? */
 bool atomic_is_fresh_word(const uint8_t raw[RW_WORD]);
-/*
- * Post the chain of atomic WRs from first, tracing each with its operands
- * (-v). Not rc_post_send_list: its trace names RDMA WRs and reads
- * wr.rdma, where an atomic's rkey is not (it is in wr.atomic). 0, or
- * -errno with log.err naming the WR refused.
- */
-int post_atomics(struct client *cl, struct ibv_send_wr *first);
 /* One atomic WR into cl->wrs[slot], its original into slot `oslot` of
  * at.orig: fetch-add of compare_add, or compare-and-swap, at raddr. */
 void build_atomic_wr(struct client *cl, unsigned slot, enum ibv_wr_opcode op, unsigned oslot,

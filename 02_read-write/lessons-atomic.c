@@ -56,7 +56,7 @@ static int correct_one_alone(struct client *cl, struct lesson_wr *w)
 	cl->wrs[1].next = NULL;
 	say(cl, "Now the correct %s alone (wr_id %u):\n", rw_ops_str(cl->opt.ops), WR_DATA + 1);
 	t0 = rc_now_ns();
-	ret = post_atomics(cl, &cl->wrs[1]);
+	ret = rc_post_send_list(&cl->conn, &cl->wrs[1]);
 	if (ret)
 		return ret;
 	ret = watch_wrs(cl, w, 1, WR_DATA + 1, t0);
@@ -199,7 +199,7 @@ int lesson_atomic_no_access(struct client *cl)
 	    rw_access_str(access, flags, sizeof(flags)), rw_ops_str(cl->remote.ops),
 	    cl->remote.read_depth, rw_ops_str(cl->opt.ops));
 	t0 = rc_now_ns();
-	ret = post_atomics(cl, cl->wrs);
+	ret = rc_post_send_list(&cl->conn, cl->wrs);
 	if (!ret)
 		ret = watch_wrs(cl, w, 1, WR_DATA, t0);
 	if (ret)

@@ -43,6 +43,8 @@ static const char *wr_opcode_str(enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_WRITE: return "RDMA_WRITE";
 	case IBV_WR_RDMA_WRITE_WITH_IMM: return "RDMA_WRITE_WITH_IMM";
 	case IBV_WR_RDMA_READ: return "RDMA_READ";
+	case IBV_WR_ATOMIC_FETCH_AND_ADD: return "ATOMIC_FETCH_AND_ADD";
+	case IBV_WR_ATOMIC_CMP_AND_SWP: return "ATOMIC_CMP_AND_SWP";
 	case IBV_WR_BIND_MW: return "BIND_MW";
 	case IBV_WR_LOCAL_INV: return "LOCAL_INV";
 	default: return "OTHER";
@@ -55,7 +57,7 @@ int rc_post_send_list(struct rc_conn *c, struct ibv_send_wr *first)
 	int ret;
 
 	for (wr = first; c->log.verbose && wr; wr = wr->next) {
-		char remote[96] = "";
+		char remote[160] = "";
 
 		if (wr->opcode == IBV_WR_BIND_MW)
 			snprintf(remote, sizeof(remote), " rkey=0x%x over 0x%" PRIx64 "+%" PRIu64,
@@ -63,6 +65,13 @@ int rc_post_send_list(struct rc_conn *c, struct ibv_send_wr *first)
 				 wr->bind_mw.bind_info.length);
 		else if (wr->opcode == IBV_WR_LOCAL_INV)
 			snprintf(remote, sizeof(remote), " rkey=0x%x", wr->invalidate_rkey);
+		else if (wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+			 wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) /* wr.atomic, not wr.rdma */
+			snprintf(remote, sizeof(remote),
+				 " remote=0x%" PRIx64 " rkey=0x%x compare_add=0x%" PRIx64
+				 " swap=0x%" PRIx64,
+				 wr->wr.atomic.remote_addr, wr->wr.atomic.rkey,
+				 wr->wr.atomic.compare_add, wr->wr.atomic.swap);
 		else if (wr->opcode != IBV_WR_SEND)
 			snprintf(remote, sizeof(remote), " remote=0x%" PRIx64 " rkey=0x%x",
 				 wr->wr.rdma.remote_addr, wr->wr.rdma.rkey);
