@@ -109,29 +109,57 @@ with_netem() {
 }
 
 # link_alive WHEN: the link passes packets once netem is gone (ping, which
-# also needs ARP). If not (seen once on Linux 6.1, 2026-12-02: after a
-# 1% loss round no ARP was answered for the rest of the run), the test
-# fails with what both nodes show of eth0, its qdisc and neighbours, the
-# RDMA link and the kernel's last messages.
+# also needs ARP). Twice so far it did not (Linux 6.1, 2026-12-02 after a
+# 1% loss round; in CI, after the 0.5% round): no ARP
+# was answered for the rest of the run, and every later test failed. The
+# cause is below our programs (the qemu link or a guest's virtio-net: a
+# kernel warning with a call trace was seen the first time, not kept) and
+# not yet known. So the check prints what both nodes show of eth0 (its
+# counters, qdisc, neighbours, its TX queue's watchdog count and the
+# virtio interrupts), the RDMA link and the kernels' last messages, then
+# takes eth0 down and up on both nodes, which restarts the guests' NAPI
+# polling of both virtqueues (a lost interrupt), and pings again. If that
+# brings the link back, the run goes on and the round's own result
+# stands (its transfers had finished, verified or failed, before); the
+# line "link revived" says it happened. If not, the test fails.
 link_alive() {
-	local i ping=(ping)
-	command -v ping >/dev/null || ping=(busybox ping) # as tools/rdma-env-guest.sh
-	for ((i = 0; i < 5; i++)); do
-		"${ping[@]}" -c 1 -W 2 "$PEER" >/dev/null 2>&1 && return 0
-		nap 1
-	done
+	if link_pings 5; then
+		return 0
+	fi
 	echo "    the link passes no packets after $1; node 1:"
 	link_state 2>&1 | sed 's/^/    | /'
 	on2 "$(declare -f link_state); link_state 2>&1"
 	echo "    node 2:"
 	sed 's/^/    | /' "$T/on2.out"
-	fail "the link between the nodes passes no packets after $1 (ping $PEER fails; both nodes' state is above)"
+	# on2 goes through the shared directory, not the link.
+	on2 "ip link set eth0 down; sleep 1; ip link set eth0 up"
+	ip link set eth0 down
+	nap 1
+	ip link set eth0 up
+	if link_pings 15; then
+		echo "    link revived: taking eth0 down and up on both nodes made the link pass packets again"
+		return 0
+	fi
+	fail "the link between the nodes passes no packets after $1, nor after eth0 went down and up on both nodes (ping $PEER fails; both nodes' state is above)"
+}
+# link_pings N: one of N pings, 2 s each, one second apart, is answered.
+link_pings() {
+	local i ping=(ping)
+	command -v ping >/dev/null || ping=(busybox ping) # as tools/rdma-env-guest.sh
+	for ((i = 0; i < $1; i++)); do
+		"${ping[@]}" -c 1 -W 2 "$PEER" >/dev/null 2>&1 && return 0
+		nap 1
+	done
+	return 1
 }
 link_state() {
 	ip -s link show dev eth0
 	tc -s qdisc show dev eth0
 	ip neigh show dev eth0
+	echo "eth0 tx queue watchdog timeouts: $(cat /sys/class/net/eth0/queues/tx-0/tx_timeout 2>/dev/null)"
+	grep virtio /proc/interrupts
 	rdma link show
+	dmesg | grep -E 'NETDEV WATCHDOG|TX timeout|virtio' | tail -n 5
 	dmesg | tail -n 15
 }
 
