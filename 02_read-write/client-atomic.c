@@ -228,7 +228,6 @@ static int run_atomics(struct client *cl, uint64_t k0, uint64_t total)
 	unsigned depth = cl->at.depth, every = rw_signal_every(depth, RW_WORD), n;
 	uint64_t posted = 0, done = 0, next, compare_add, swap;
 	const uint8_t *slots = cl->at.orig->addr;
-	struct ibv_wc wc;
 	int ret;
 
 	while (done < total) {
@@ -239,23 +238,10 @@ static int run_atomics(struct client *cl, uint64_t k0, uint64_t total)
 			build_atomic_wr(cl, n, op, (unsigned)(posted % depth), cl->remote.rb.addr,
 					compare_add, swap, WR_DATA + k0 + posted,
 					rw_is_signaled(posted, total, every));
-			cl->wrs[n].next = NULL;
-			if (n)
-				cl->wrs[n - 1].next = &cl->wrs[n];
 		}
-		if (n) {
-			ret = rc_post_send_list(&cl->conn, cl->wrs);
-			if (ret)
-				return ret;
-		}
-		ret = rc_next_wc(c, &wc);
+		ret = post_and_reap(cl, n, want, WR_DATA + k0, done, total, every, &next);
 		if (ret)
 			return ret;
-		next = rw_next_signaled(done, total, every);
-		if (wc.opcode != want || wc.wr_id != WR_DATA + k0 + next)
-			return rc_fail(&c->log, EPROTO,
-				       "completion %s wr_id=%" PRIu64 ", expected wr_id=%" PRIu64,
-				       rc_wc_opcode_str(wc.opcode), wc.wr_id, WR_DATA + k0 + next);
 		/* It and every atomic before it are done: their originals
 		 * are in their slots. */
 		for (; done <= next; done++) {

@@ -300,6 +300,39 @@ void build_wr(struct client *cl, unsigned slot, enum ibv_wr_opcode op, struct rc
 }
 
 /*
+ * One round of a pipelined phase: the N WRs built in cl->wrs[0..N) go as
+ * one chain (one doorbell), then the next completion is taken. RC
+ * completes WRs in order, so it must be the next signalled WR after
+ * `done` (wr_id id0 + its index), and it retires every WR before it.
+ * *next is that WR's index.
+ */
+int post_and_reap(struct client *cl, unsigned n, enum ibv_wc_opcode want, uint64_t id0,
+		  uint64_t done, uint64_t total, unsigned every, uint64_t *next)
+{
+	struct rc_conn *c = &cl->conn;
+	struct ibv_wc wc;
+	unsigned i;
+	int ret;
+
+	for (i = 0; i < n; i++)
+		cl->wrs[i].next = i + 1 < n ? &cl->wrs[i + 1] : NULL;
+	if (n) {
+		ret = rc_post_send_list(c, cl->wrs);
+		if (ret)
+			return ret;
+	}
+	ret = rc_next_wc(c, &wc);
+	if (ret)
+		return ret;
+	*next = rw_next_signaled(done, total, every);
+	if (wc.opcode != want || wc.wr_id != id0 + *next)
+		return rc_fail(&c->log, EPROTO,
+			       "completion %s wr_id=%" PRIu64 ", expected wr_id=%" PRIu64,
+			       rc_wc_opcode_str(wc.opcode), wc.wr_id, id0 + *next);
+	return 0;
+}
+
+/*
  * ITERS operations of SIZE bytes each, as WRs of at most piece_max bytes,
  * at most `depth` of them in flight. Returns the data phase's duration.
  */
@@ -312,7 +345,6 @@ static int run_phase(struct client *cl, enum ibv_wr_opcode op, struct rc_buf *lo
 	uint32_t wr_bytes = cl->size < cl->piece_max ? cl->size : cl->piece_max;
 	unsigned every = rw_signal_every(depth, wr_bytes), n;
 	uint64_t posted = 0, done = 0, next, t0;
-	struct ibv_wc wc;
 	int ret;
 
 	t0 = rc_now_ns();
@@ -321,27 +353,11 @@ static int run_phase(struct client *cl, enum ibv_wr_opcode op, struct rc_buf *lo
 		 * An unsignalled WR's send-queue slot is free only once a
 		 * later signalled WR has completed, so `done` counts WRs up
 		 * to the last completed signalled one. */
-		for (n = 0; posted < total && posted - done < depth; n++, posted++) {
+		for (n = 0; posted < total && posted - done < depth; n++, posted++)
 			build_wr(cl, n, op, local, posted, total, every);
-			cl->wrs[n].next = NULL;
-			if (n)
-				cl->wrs[n - 1].next = &cl->wrs[n];
-		}
-		if (n) {
-			ret = rc_post_send_list(c, cl->wrs);
-			if (ret)
-				return ret;
-		}
-		/* RC completes WRs in order: the next completion is the next
-		 * signalled WR, and it retires every WR before it. */
-		ret = rc_next_wc(c, &wc);
+		ret = post_and_reap(cl, n, want, WR_DATA, done, total, every, &next);
 		if (ret)
 			return ret;
-		next = rw_next_signaled(done, total, every);
-		if (wc.opcode != want || wc.wr_id != WR_DATA + next)
-			return rc_fail(&c->log, EPROTO,
-				       "completion %s wr_id=%" PRIu64 ", expected wr_id=%" PRIu64,
-				       rc_wc_opcode_str(wc.opcode), wc.wr_id, WR_DATA + next);
 		/* What moved, for the crawl bound (RC_CRAWL_MIN, rc-counters.c). */
 		for (; done <= next; done++) {
 			uint64_t off;

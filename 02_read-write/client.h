@@ -70,6 +70,10 @@ struct client {
  * operation, from or into `local`, signalled as rw_is_signaled says. */
 void build_wr(struct client *cl, unsigned slot, enum ibv_wr_opcode op, struct rc_buf *local,
 	      uint64_t idx, uint64_t total, unsigned every);
+/* Post cl->wrs[0..n) as one chain, take the next completion and check it
+ * is the next signalled WR after `done` (wr_id id0 + index, set in *next). */
+int post_and_reap(struct client *cl, unsigned n, enum ibv_wc_opcode want, uint64_t id0,
+		  uint64_t done, uint64_t total, unsigned every, uint64_t *next);
 /* WRITE, READ back, compare, and compare checksums with the server. */
 int transfer(struct client *cl);
 /* Send DONE with our checksum (atomics: the word's value we expect);
