@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * basic.c - 01's wire format: HELLO, DATA and REPLY, packed and
- * validated, and the test pattern. The RDMA calls are in client.c and
- * server.c, each side's own.
+ * validated, the test pattern, and the message of a failed ibv_reg_mr
+ * (both sides print it). The RDMA calls are in client.c and server.c,
+ * each side's own.
  */
 #define _GNU_SOURCE
 #include "basic.h"
@@ -70,4 +71,10 @@ int basic_msg_unpack(const void *buf, size_t byte_len, uint8_t want_type, uint32
 		return ret;
 	return rc_bad_msg(err, errlen, "payload of %u bytes is outside 1..%u", m->length,
 			  max_payload);
+}
+
+int fail_reg_mr(struct rc_log *log, size_t len, int err)
+{
+	return rc_fail(log, err, "ibv_reg_mr(%zu bytes): %s; hint: %s", len, strerror(err),
+		       rc_call_hint("ibv_reg_mr", err));
 }

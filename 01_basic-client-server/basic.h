@@ -47,4 +47,8 @@ size_t basic_data_pack(void *buf, uint32_t seq, const void *text, uint32_t len);
 int basic_msg_unpack(const void *buf, size_t byte_len, uint8_t want_type, uint32_t want_seq,
 		     uint32_t max_payload, struct rc_msg *m, char *err, size_t errlen);
 
+/* A failed ibv_reg_mr of LEN bytes, with its size and a hint (the
+ * locked-memory limit for ENOMEM and EPERM); returns -err. */
+int fail_reg_mr(struct rc_log *log, size_t len, int err);
+
 #endif /* BASIC_H */

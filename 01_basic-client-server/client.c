@@ -163,7 +163,7 @@ static int setup(struct client *cl)
 	/* Pins buf, gives it an lkey; the NIC writes the reply: LOCAL_WRITE, no REMOTE_*. */
 	cl->mr = ibv_reg_mr(cl->pd, cl->buf, 2 * cl->msg_len, IBV_ACCESS_LOCAL_WRITE);
 	if (!cl->mr)
-		return rc_fail_call(&cl->log, "ibv_reg_mr", errno, NULL);
+		return fail_reg_mr(&cl->log, 2 * cl->msg_len, errno);
 	rc_trace(&cl->log, "registered %zu bytes lkey=0x%x rkey=0x%x", 2 * cl->msg_len,
 		 cl->mr->lkey, cl->mr->rkey);
 	return post_recv(cl);

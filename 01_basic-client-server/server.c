@@ -203,7 +203,7 @@ static int setup(struct conn *c)
 	/* Pins the slots, gives them an lkey; the NIC writes into them: LOCAL_WRITE, no REMOTE_*. */
 	c->mr = ibv_reg_mr(c->pd, c->buf, RECV_DEPTH * c->slot_len, IBV_ACCESS_LOCAL_WRITE);
 	if (!c->mr)
-		return rc_fail_call(&c->log, "ibv_reg_mr", errno, NULL);
+		return fail_reg_mr(&c->log, RECV_DEPTH * c->slot_len, errno);
 	rc_trace(&c->log, "registered %zu bytes lkey=0x%x rkey=0x%x", RECV_DEPTH * c->slot_len,
 		 c->mr->lkey, c->mr->rkey);
 	if (c->ls.lesson) /* --inject: what the lesson wants posted instead */

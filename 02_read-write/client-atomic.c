@@ -290,6 +290,8 @@ static void fetch_add_done(struct client *cl)
 	if (cl->opt.json)
 		return;
 	printf("fetch-add: first original 0x%016" PRIx64 "\n", cl->at.first);
+	if (n == 1)
+		return; /* one original: nothing to compare it with */
 	if (cl->opt.shared)
 		printf("fetch-add: %" PRIu64 " originals, each at least %" PRIu64
 		       " more than the one before, the last 0x%016" PRIx64 "\n",

@@ -53,6 +53,24 @@ t_64k_payload() {
 	want_out srv "^received 'abcdefghij[a-z0-9]*\.\.\.' \(65536 bytes\)$"
 }
 
+t_locked_memory_message() {
+	# As an ordinary user with `ulimit -l` of 64 KiB, 01's client cannot
+	# register 2 x (1 MiB + 16) bytes; it says so with the size and the
+	# hint, before it connects (nothing listens on port 1), exit 1: the
+	# line README.md's troubleshooting table quotes.
+	local u=nobody
+	id "$u" >/dev/null 2>&1 && command -v setpriv >/dev/null ||
+		{ REASON="no user '$u' or no setpriv"; return 77; }
+	run u bash -c "ulimit -l 64 && exec setpriv --reuid=$u --regid=nogroup --clear-groups \
+		$C --timeout 5 -s 1M $RDMA_IP 1"
+	if grep -q "rdma_create_event_channel\|/dev/infiniband" "$T/u.err"; then
+		REASON="this user cannot open the RDMA device: $(tail_of "$T/u.err" 1)"
+		return 77
+	fi
+	want_rc u 1 || return 1
+	want_err u "^rdma-client: ibv_reg_mr\(2097184 bytes\): (Cannot allocate memory|Operation not permitted); hint: registered memory is locked memory: raise \`ulimit -l\`"
+}
+
 t_one_server_three_clients_in_a_row() {
 	local i
 	start_server srv "$S" || return 1
@@ -324,7 +342,7 @@ t_lesson_bad_options() {
 	want_out h1 "^4 an --inject lesson showed what it teaches\.$"
 }
 
-run_tests t_one_message t_custom_text_and_port_option t_thousand_messages_with_latency \
+run_tests t_one_message t_custom_text_and_port_option t_thousand_messages_with_latency t_locked_memory_message \
 	t_64k_payload t_one_server_three_clients_in_a_row t_three_clients_at_once \
 	t_nothing_listening t_not_an_rdma_address t_unreachable_host t_bad_options t_server_killed_during_session \
 	t_client_killed_server_survives t_server_stops_cleanly_with_client_connected \
