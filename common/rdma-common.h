@@ -47,7 +47,9 @@
  *  - memory: rc_buf_alloc gives a connection memory of its own, freed with
  *    it; rc_mem_reg registers memory the caller owns on the shared PD,
  *    kept across connections until rc_mem_dereg; type 2 memory windows
- *    (rc_mw_alloc, rc_mw_bind) expose a part of it to one connection;
+ *    (rc_mw_alloc, rc_mw_bind) expose a region to one connection's QP
+ *    (one region per client's part: on Soft-RoCE the region, not the
+ *    window, bounds the range);
  *  - accept: rc_accept waits for ESTABLISHED (a thread per connection);
  *    rc_accept_start does not (an event loop gets ESTABLISHED as an event).
  *

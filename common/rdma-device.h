@@ -8,9 +8,12 @@
  * optional SRQ: a connection's QP is created on them (rc_create_qp_on)
  * instead of on resources of its own (rc_create_qp, 02's and 03's way).
  * Memory the caller owns is registered on the PD once (rc_mem_reg) and
- * outlives every connection; type 2 memory windows (rc_mw_*) expose a part
- * of it to one connection's QP only, so that one region can serve many
- * clients without one client reaching another's part.
+ * outlives every connection; type 2 memory windows (rc_mw_*) expose it to
+ * one connection's QP only. To keep clients out of each other's part,
+ * register each part as a region of its own and bind the client's window
+ * on that region: the window bounds the QP, the region the range (on
+ * Soft-RoCE a window's own range is not checked, only its region's:
+ * docs/kernels.md, rxe-mw-srq; tests/alone does it this way).
  *
  * An event loop watches three fds of it besides the listener's channel:
  * d->channel->fd (completions: rc_device_cq_events, then rc_device_poll),
@@ -170,7 +173,10 @@ int rc_mem_dereg(struct rc_device *d, struct rc_buf *b);
 /*
  * Type 2 memory windows: allocated on d's PD, unbound; bound by a work
  * request on one connection's QP (rc_mw_bind), reachable by that QP's
- * peer only, through the rkey the bind gave. d->lim.mw_type2 says whether
+ * peer only, through the rkey the bind gave. How far it reaches: the
+ * window's range by the verbs' spec, but on Soft-RoCE the whole region
+ * under it, so bind it on a region that holds only what that peer may
+ * touch. d->lim.mw_type2 says whether
  * the device has them. 0, or a negative errno with d->log.err.
  */
 int rc_mw_alloc(struct rc_device *d, struct ibv_mw **mw);

@@ -4,9 +4,11 @@
  * rdma-common.h names alone: connect with a HELLO, take the SLOT, RDMA
  * WRITE a pattern into it, send DONE, check RESULT, then wait for the
  * server to hang up (rc_conn_wait_cm_event, which records it) and
- * disconnect, which then waits for no second DISCONNECTED.
+ * disconnect, which then waits for no second DISCONNECTED. --beyond
+ * instead WRITEs one byte just past the slot, through the slot's own
+ * window, which the server must refuse: the isolation check.
  *
- *   alone-client [-v] [-s SIZE] [--timeout MS] SERVER PORT
+ *   alone-client [-v] [-s SIZE] [--timeout MS] [--beyond] SERVER PORT
  */
 #define _GNU_SOURCE
 #include "alone.h"
@@ -24,6 +26,7 @@ struct client {
 	uint32_t size;
 	struct rc_remote_buf slot;
 	uint64_t sum;
+	bool beyond; /* --beyond */
 };
 
 /* The next completion, which must be the receive wr_id: a message of
@@ -79,6 +82,34 @@ static int set_up(struct client *k, const char *host, const char *port)
 	return rc_client_connect(&k->c, hello, sizeof(hello), 0, 0);
 }
 
+/*
+ * --beyond: one byte just past our slot, with our window's rkey. The
+ * window admits our QP; the slot's own region must bound the range (a
+ * window alone does not on Soft-RoCE: docs/kernels.md, rxe-mw-srq).
+ * Returns 0 if the server's side refused it, as it must.
+ */
+static int write_beyond(struct client *k)
+{
+	struct ibv_wc wc;
+	int ret;
+
+	ret = rc_post_rdma(&k->c, IBV_WR_RDMA_WRITE, k->data, 0, 1, k->slot.addr + k->slot.len,
+			   k->slot.rkey, 0, WR_WRITE, true);
+	if (ret)
+		return ret;
+	ret = rc_next_wc(&k->c, &wc);
+	if (ret == -EIO && wc.status == IBV_WC_REM_ACCESS_ERR) {
+		printf("a WRITE 1 byte past the slot: %s, as it must be\n",
+		       ibv_wc_status_str(wc.status));
+		return 1;
+	}
+	if (!ret)
+		return rc_fail(
+			&k->c.log, EACCES,
+			"a WRITE 1 byte past the slot succeeded: the slots are not isolated");
+	return ret;
+}
+
 /* SLOT, the WRITE into it, DONE behind it (in order on one QP). */
 static int write_slot(struct client *k)
 {
@@ -92,6 +123,8 @@ static int write_slot(struct client *k)
 	if (!rc_remote_range_ok(&k->slot, 0, k->size))
 		return rc_fail(&k->c.log, EPROTO, "a slot of %" PRIu32 " bytes for our %" PRIu32,
 			       k->slot.len, k->size);
+	if (k->beyond)
+		return write_beyond(k);
 	for (uint32_t i = 0; i < k->size; i++)
 		((uint8_t *)k->data->addr)[i] = (uint8_t)(i * 7 + 1);
 	k->sum = alone_sum(k->data->addr, k->size);
@@ -143,6 +176,7 @@ static int goodbye(struct client *k)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = { { "timeout", required_argument, NULL, 't' },
+					      { "beyond", no_argument, NULL, 'b' },
 					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
 	struct client k = { .size = 4096 };
@@ -156,24 +190,33 @@ int main(int argc, char **argv)
 			k.size = (uint32_t)atol(optarg);
 		else if (o == 't')
 			timeout_ms = atoi(optarg);
+		else if (o == 'b')
+			k.beyond = true;
 		else {
-			fprintf(o == 'h' ? stdout : stderr,
-				"usage: alone-client [-v] [-s SIZE] [--timeout MS] SERVER PORT\n");
+			fprintf(o == 'h' ? stdout : stderr, "usage: alone-client [-v] [-s SIZE] "
+							    "[--timeout MS] [--beyond] SERVER "
+							    "PORT\n");
 			return o == 'h' ? 0 : 2;
 		}
 	}
 	if (argc - optind != 2 || k.size < 1 || timeout_ms < 1) {
-		fprintf(stderr, "usage: alone-client [-v] [-s SIZE] [--timeout MS] SERVER PORT\n");
+		fprintf(stderr, "usage: alone-client [-v] [-s SIZE] [--timeout MS] [--beyond] "
+				"SERVER PORT\n");
 		return 2;
 	}
 	rc_conn_init(&k.c, "client", verbose, timeout_ms, -1);
 	ret = set_up(&k, argv[optind], argv[optind + 1]);
 	if (!ret)
 		ret = write_slot(&k);
+	if (ret == 1) { /* --beyond: refused, as it must be; the QP is in error */
+		ret = 0;
+		goto out;
+	}
 	if (!ret)
 		ret = check_result(&k);
 	if (!ret)
 		ret = goodbye(&k);
+out:
 	if (ret)
 		fprintf(stderr, "alone-client: %s\n", k.c.log.err);
 	/* Every release checked: a refused one is a leak, and a failure. */

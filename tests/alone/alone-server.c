@@ -4,9 +4,12 @@
  * names alone: one thread, one poll() over the listener's CM channel, the
  * shared device's completion channel and async fd, and a signalfd. Every
  * client's id stays on the listener's channel (the channel rule of
- * rdma-listen.h); every QP is on one CQ and one SRQ; one region holds
- * every client's slot, each reachable through a type 2 window bound to
- * that client's QP only.
+ * rdma-listen.h); every QP is on one CQ and one SRQ; one allocation
+ * holds every client's slot, each slot registered as a region of its own
+ * (no REMOTE_* flag) and reachable only through a type 2 window bound on
+ * it to that client's QP: the window keeps other QPs out, the region
+ * bounds the range (Soft-RoCE checks a window's QP but not its range:
+ * docs/kernels.md, rxe-mw-srq).
  *
  *   alone-server [-v] [-b ADDR] [-p PORT] [-c CLIENTS] [-s SLOT] [--keep-region]
  */
@@ -39,7 +42,8 @@ struct server {
 	struct rdma_event_channel *ch; /* the listener's and every client's */
 	struct rc_device d;
 	bool dev_open;
-	struct rc_buf arena, rx, tx; /* the caller's memory, registered on d's PD */
+	struct rc_buf rx, tx;		  /* the caller's memory, registered on d's PD */
+	struct rc_buf slots[MAX_CLIENTS]; /* slot i of mem[0], a region of its own */
 	void *mem[3];
 	unsigned nclients, nrecv;
 	size_t slot;
@@ -75,12 +79,18 @@ static int open_device(struct server *s, struct ibv_context *verbs)
 	s->dev_open = true;
 	if (!s->d.lim.mw_type2)
 		return fail(ibv_get_device_name(verbs->device), "no type 2 memory windows");
-	/* No REMOTE_* flag: only windows open a slot to a peer. */
-	if (reg(s, 0, &s->arena, s->slot * s->nclients,
-		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND) ||
-	    reg(s, 1, &s->rx, ALONE_MSG * s->nrecv, IBV_ACCESS_LOCAL_WRITE) ||
+	if (reg(s, 1, &s->rx, ALONE_MSG * s->nrecv, IBV_ACCESS_LOCAL_WRITE) ||
 	    reg(s, 2, &s->tx, ALONE_MSG * 2 * s->nclients, 0))
 		return fail("registering memory", s->d.log.err);
+	if (posix_memalign(&s->mem[0], 4096, s->slot * s->nclients))
+		return fail("posix_memalign", "out of memory");
+	memset(s->mem[0], 0, s->slot * s->nclients);
+	/* A region per slot, no REMOTE_* flag: only a window opens it, and
+	 * the region, not the window, bounds the range on every device. */
+	for (unsigned i = 0; i < s->nclients; i++)
+		if (rc_mem_reg(&s->d, (uint8_t *)s->mem[0] + i * s->slot, s->slot,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND, &s->slots[i]))
+			return fail("registering a slot", s->d.log.err);
 	for (unsigned i = 0; i < s->nrecv; i++)
 		if (rc_post_srq_recv(&s->d, &s->rx, i * ALONE_MSG, ALONE_MSG, WR_RECV + i))
 			return fail("posting receives", s->d.log.err);
@@ -129,12 +139,10 @@ static int send_msg(struct server *s, struct client *k, unsigned half, size_t le
 	return ret;
 }
 
-/* ESTABLISHED: bind the client's window over its slot, to its QP. */
+/* ESTABLISHED: bind the client's window over its slot's region, to its QP. */
 static void on_established(struct server *s, struct client *k)
 {
-	size_t off = (size_t)(k - s->cl) * s->slot;
-
-	if (rc_mw_bind(&k->c, k->mw, &s->arena, off, s->slot, IBV_ACCESS_REMOTE_WRITE,
+	if (rc_mw_bind(&k->c, k->mw, &s->slots[k - s->cl], 0, s->slot, IBV_ACCESS_REMOTE_WRITE,
 		       (uint64_t)(k - s->cl) << 8 | WR_BIND, &k->rkey)) {
 		drop(s, k, k->c.log.err);
 		return;
@@ -147,7 +155,7 @@ static void send_slot(struct server *s, struct client *k)
 {
 	unsigned i = (unsigned)(k - s->cl);
 	uint8_t *p = (uint8_t *)s->tx.addr + 2 * i * ALONE_MSG;
-	struct rc_remote_buf rb = { .addr = (uintptr_t)s->arena.addr + i * s->slot,
+	struct rc_remote_buf rb = { .addr = (uintptr_t)s->slots[i].addr,
 				    .rkey = k->rkey,
 				    .len = (uint32_t)s->slot };
 
@@ -161,7 +169,7 @@ static void send_slot(struct server *s, struct client *k)
 static void send_result(struct server *s, struct client *k)
 {
 	unsigned i = (unsigned)(k - s->cl);
-	uint64_t sum = alone_sum((uint8_t *)s->arena.addr + i * s->slot, k->size);
+	uint64_t sum = alone_sum(s->slots[i].addr, k->size);
 
 	printf("client %s: %" PRIu32 " bytes in slot %u through window rkey 0x%x, checksum "
 	       "0x%016" PRIx64 " %s the client's\n",
@@ -349,9 +357,12 @@ static int shut_down(struct server *s)
 			bad = 1;
 	}
 	if (s->dev_open) {
-		/* --keep-region: a region left on the PD, which closing reports. */
-		for (int i = s->keep_region ? 1 : 0; i < 3; i++) {
-			struct rc_buf *b = i == 0 ? &s->arena : i == 1 ? &s->rx : &s->tx;
+		/* --keep-region: slot 0's region left on the PD, which
+		 * closing reports. */
+		for (unsigned i = s->keep_region ? 1 : 0; i < s->nclients + 2; i++) {
+			struct rc_buf *b = i < s->nclients    ? &s->slots[i]
+					   : i == s->nclients ? &s->rx
+							      : &s->tx;
 
 			if (b->mr && rc_mem_dereg(&s->d, b) && (bad = 1))
 				fail("releasing memory", s->d.log.err);

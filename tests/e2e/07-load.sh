@@ -135,9 +135,13 @@ t_eleven_clients_at_once_then_nothing_left() {
 SA=$ROOT/build/tests/alone-server
 CA=$ROOT/build/tests/alone-client
 
-# The set rdma-common.h names, alone (tests/alone/alone.h): 6 clients at
+# The set rdma-common.h names, alone (tests/alone/alone.h): first a client
+# that WRITEs one byte past its slot through its own window, which must
+# be refused (each slot is a region of its own: on Soft-RoCE a window
+# bounds only the QP, not the range, so with one region for all slots
+# that WRITE landed in the next client's slot); then 6 clients at
 # once on one event loop, each verified through a window of its own over
-# one region (a fresh rkey each: no two the same), the SRQ's limit event
+# its slot (a fresh rkey each: no two the same), the SRQ's limit event
 # seen, each client disconnecting after waiting for the server's
 # DISCONNECTED (no second wait: a wait that did not record it would end
 # in "no DISCONNECTED within"); a HELLO asking for more than a slot is
@@ -151,6 +155,9 @@ t_set_alone_serves_many_on_shared_resources() {
 	port=$PORT
 	ASAN_OPTIONS=detect_leaks=0 start_server sk "$SA" -b "$RDMA_IP" --keep-region || return 1
 	idle=$(resources)
+	run beyond "$CA" --timeout 10000 --beyond "$RDMA_IP" "$port"
+	want_rc beyond 0 || return 1
+	want_out beyond "^a WRITE 1 byte past the slot: remote access error, as it must be$" || return 1
 	for i in 1 2 3 4 5 6; do
 		spawn a$i "$CA" --timeout 10000 -s $((i * 5000)) "$RDMA_IP" "$port"
 	done
