@@ -107,8 +107,9 @@ COMMON_O := $(RDMA_O) $(OPTS_O) $(SERVER_O) $(JSON_O) $(REPORT_O) $(OPTS01_O) $(
 # 01 makes its own verbs calls, waits for its own CM events and runs its own
 # server loop: of common/ it uses only the set's poll with a deadline, hints
 # and wire header, options, output and rc-lessons.o. lessons.c: the
-# --inject lessons, both sides; cm-event.c: what a CM wait keeps and reports.
-X01_O := $(addprefix $(B)/$(EX01)/,basic.o cm-event.o lessons.o)
+# --inject lessons, both sides; cm-event.c: what a CM wait keeps and reports;
+# inline.c: --inline's questions to the device (asked, granted, its limit).
+X01_O := $(addprefix $(B)/$(EX01)/,basic.o cm-event.o lessons.o inline.o)
 $(EX01)/rdma-server: $(B)/$(EX01)/server.o $(X01_O) $(RDMA_O) \
 		     $(OPTS_O) $(OPTS01_O) $(REPORT_O) $(JSON_O) $(LESSONS_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -162,7 +163,7 @@ $(B)/tests/test-rdma-alone: $(B)/tests/unit/test-rdma-alone.o $(SET_O)
 $(B)/tests/test-rdma-counters: $(B)/tests/unit/test-rdma-counters.o $(RDMA_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
 $(B)/tests/test-basic: $(B)/tests/unit/test-basic.o $(B)/$(EX01)/basic.o $(B)/$(EX01)/cm-event.o \
-		      $(COMMON_O)
+		      $(B)/$(EX01)/inline.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
 $(B)/tests/test-rw: $(B)/tests/unit/test-rw.o $(B)/$(EX02)/rw.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)

@@ -23,7 +23,7 @@ static int b_hello(struct hc *h, int arg)
 	uint8_t p[56] = { 0 };
 	uint8_t len = BASIC_HELLO_LEN;
 
-	basic_hello_pack(p, B_MAX, 0);
+	basic_hello_pack(p, B_MAX, 0, 0);
 	switch (arg) {
 	case 100: len = 0; break;		       /* no HELLO at all */
 	case 105: p[20] = BASIC_INJECT_COUNT; break;   /* a lesson nobody knows */
@@ -47,7 +47,7 @@ static int b_data(struct hc *h, int arg)
 	size_t len;
 	int ret;
 
-	basic_hello_pack(hello, B_MAX, 0);
+	basic_hello_pack(hello, B_MAX, 0, 0);
 	ret = hc_connect(h, hello, sizeof(hello), 0);
 	if (ret)
 		return ret < 0 ? ret : 0;
