@@ -257,15 +257,12 @@ static int round_trip(struct client *cl, uint32_t seq, uint64_t *rtt_ticks)
 {
 	uint32_t size = cl->opt.size, len = (uint32_t)cl->msg_len;
 	struct ibv_sge sge = { (uintptr_t)cl->buf, len, cl->mr->lkey };
-	/* Signalled: the buffer is reused only once the NIC is done with it. --inline:
-	 * ibv_post_send copies the bytes into the WQE, so buf is free at once and the
-	 * lkey is not read; we keep buf anyway: the reply is compared with it. */
+	/* Signalled: the buffer is reused only once the NIC is done with it. */
 	struct ibv_send_wr *bad, wr = { .wr_id = WR_SEND,
 					.sg_list = &sge,
 					.num_sge = 1,
 					.opcode = IBV_WR_SEND,
-					.send_flags = IBV_SEND_SIGNALED |
-						      (cl->opt.send_inline ? IBV_SEND_INLINE : 0) };
+					.send_flags = IBV_SEND_SIGNALED };
 	bool sent = false, replied = false;
 	uint64_t t0, t1 = 0;
 	struct ibv_wc wc;
@@ -273,10 +270,14 @@ static int round_trip(struct client *cl, uint32_t seq, uint64_t *rtt_ticks)
 	char why[160];
 	int ret;
 
+	/* --inline: ibv_post_send copies the bytes into the WQE, so buf would be free at
+	 * once and the lkey is not read; we keep buf: the reply is compared with it. */
+	if (cl->opt.send_inline)
+		wr.send_flags |= IBV_SEND_INLINE;
 	/* DATA, in buf until the reply, which must equal it, has arrived. */
 	basic_data_pack(cl->buf, seq, cl->opt.text, size);
 	rc_trace(&cl->log, "post SEND wr_id=%d len=%u signaled%s", WR_SEND, len,
-		 cl->opt.send_inline ? " inline" : "");
+		 wr.send_flags & IBV_SEND_INLINE ? " inline" : "");
 	t0 = rc_ticks();
 	/* Queued for the NIC; whether it worked arrives as a completion. */
 	if ((ret = ibv_post_send(cl->id->qp, &wr, &bad)))

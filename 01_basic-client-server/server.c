@@ -274,19 +274,21 @@ static int next_wc(void *arg, struct ibv_wc *wc)
 static int answer_messages(struct conn *c)
 {
 	struct ibv_sge sge = { .lkey = c->mr->lkey };
-	/* Signalled: the slot is reposted only when the NIC is done with it. (Inline, it
-	 * could be at once: the bytes are copied into the WQE; one rule keeps it simple.) */
-	struct ibv_send_wr *bad,
-		wr = { .sg_list = &sge,
-		       .num_sge = 1,
-		       .opcode = IBV_WR_SEND,
-		       .send_flags = IBV_SEND_SIGNALED | (c->inline_ask ? IBV_SEND_INLINE : 0) };
+	/* Signalled: the slot is reposted only when the NIC is done with it. */
+	struct ibv_send_wr *bad, wr = { .sg_list = &sge,
+					.num_sge = 1,
+					.opcode = IBV_WR_SEND,
+					.send_flags = IBV_SEND_SIGNALED };
 	struct ibv_wc wc;
 	struct rc_msg m;
 	char why[160], q[300];
 	uint8_t *buf;
 	int ret;
 
+	/* --inline: the bytes are copied into the WQE at the post (the slot could be
+	 * reposted at once; we keep one rule for both modes), the lkey is not read. */
+	if (c->inline_ask)
+		wr.send_flags |= IBV_SEND_INLINE;
 	while (!(ret = next_wc(c, &wc))) {
 		if (wc.opcode == IBV_WC_SEND) { /* our own WRs: a reply, else a RECV */
 			if ((ret = post_recv(c, wc.wr_id - WR_SEND)))
@@ -308,7 +310,7 @@ static int answer_messages(struct conn *c)
 		if ((ret = ibv_post_send(c->id->qp, &wr, &bad)))
 			return rc_fail_call(&c->log, "ibv_post_send", ret, NULL);
 		rc_trace(&c->log, "post SEND wr_id=%" PRIu64 " len=%u signaled%s", wr.wr_id,
-			 sge.length, c->inline_ask ? " inline" : "");
+			 sge.length, wr.send_flags & IBV_SEND_INLINE ? " inline" : "");
 		c->next_seq++;
 		/* A write(2): only once the reply is on its way; none with --quiet (benchmarks). */
 		if (!c->srv->opt.quiet) {
