@@ -302,14 +302,18 @@ bench-loss:
 REPRO_KERNELS = 6.1 6.12 7
 REPRO_ROUNDS  = 5
 REPRO_PASS    = REPRO_ROUNDS REPRO_LOSS REPRO_CASES REPRO_READS REPRO_WRITES REPRO_WSIZE REPRO_RESULTS REPRO_OLD03 REPRO_PUT_MIB REPRO_NETEM_EXTRA
-.PHONY: repro repro-build repro-rxe-read-send repro-rxe-livelock reg-mr-probe repro-rxe-odp probe-rxe-mw-srq
+.PHONY: repro repro-build repro-rxe-read-send repro-rxe-livelock reg-mr-probe repro-rxe-odp probe-rxe-mw-srq \
+	inline-probe
 repro: repro-rxe-read-send repro-rxe-livelock repro-rxe-odp
-repro-build: $(B)/tests/rxe-read-send $(B)/tests/reg-mr-probe $(B)/tests/rxe-odp $(B)/tests/rxe-mw-srq
+repro-build: $(B)/tests/rxe-read-send $(B)/tests/reg-mr-probe $(B)/tests/rxe-odp $(B)/tests/rxe-mw-srq \
+	     $(B)/tests/inline-probe
 $(B)/tests/rxe-read-send: $(B)/tests/repro/rxe-read-send.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(B)/tests/rxe-odp: $(B)/tests/repro/rxe-odp.o
 	$(CC) $(LDFLAGS) -o $@ $^ -libverbs
 $(B)/tests/reg-mr-probe: $(B)/tests/repro/reg-mr-probe.o
+	$(CC) $(LDFLAGS) -o $@ $^ -libverbs
+$(B)/tests/inline-probe: $(B)/tests/repro/inline-probe.o
 	$(CC) $(LDFLAGS) -o $@ $^ -libverbs
 $(B)/tests/rxe-mw-srq: $(B)/tests/repro/rxe-mw-srq.o $(B)/tests/repro/rxe-mw-srq-cases.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -326,6 +330,14 @@ repro-rxe-livelock: repro-build
 	tools/deps base
 	$(MAKE) all
 	REPRO_KERNELS="$(REPRO_KERNELS)" tests/repro/rxe-livelock.sh
+
+# What max_inline_data the device grants an RC QP for each ask from 0 to
+# 1100 bytes, and which asks it refuses: 01's README "Inline sends". One VM
+# per kernel of REPRO_KERNELS; not part of make test or make repro.
+inline-probe: $(B)/tests/inline-probe
+	for k in $(REPRO_KERNELS); do \
+		tools/rdma-env --kernel $$k -t 300 -- sh -c 'uname -r; $(B)/tests/inline-probe' || exit 1; \
+	done
 
 # Which shared file mappings each kernel lets ibv_reg_mr register (read-only
 # and read-write, ext4 on a loop device and tmpfs, with and without ODP), and
