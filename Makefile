@@ -107,8 +107,9 @@ COMMON_O := $(RDMA_O) $(OPTS_O) $(SERVER_O) $(JSON_O) $(REPORT_O) $(OPTS01_O) $(
 # 01 makes its own verbs calls, waits for its own CM events and runs its own
 # server loop: of common/ it uses only the set's poll with a deadline, hints
 # and wire header, options, output and rc-lessons.o. lessons.c: the
-# --inject lessons, both sides; cm-event.c: what a CM wait keeps and reports.
-X01_O := $(addprefix $(B)/$(EX01)/,basic.o cm-event.o lessons.o)
+# --inject lessons, both sides; cm-event.c: what a CM wait keeps and reports;
+# inline.c: --inline's questions to the device (asked, granted, its limit).
+X01_O := $(addprefix $(B)/$(EX01)/,basic.o cm-event.o lessons.o inline.o)
 $(EX01)/rdma-server: $(B)/$(EX01)/server.o $(X01_O) $(RDMA_O) \
 		     $(OPTS_O) $(OPTS01_O) $(REPORT_O) $(JSON_O) $(LESSONS_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -162,7 +163,7 @@ $(B)/tests/test-rdma-alone: $(B)/tests/unit/test-rdma-alone.o $(SET_O)
 $(B)/tests/test-rdma-counters: $(B)/tests/unit/test-rdma-counters.o $(RDMA_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
 $(B)/tests/test-basic: $(B)/tests/unit/test-basic.o $(B)/$(EX01)/basic.o $(B)/$(EX01)/cm-event.o \
-		      $(COMMON_O)
+		      $(B)/$(EX01)/inline.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
 $(B)/tests/test-rw: $(B)/tests/unit/test-rw.o $(B)/$(EX02)/rw.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
@@ -301,14 +302,18 @@ bench-loss:
 REPRO_KERNELS = 6.1 6.12 7
 REPRO_ROUNDS  = 5
 REPRO_PASS    = REPRO_ROUNDS REPRO_LOSS REPRO_CASES REPRO_READS REPRO_WRITES REPRO_WSIZE REPRO_RESULTS REPRO_OLD03 REPRO_PUT_MIB REPRO_NETEM_EXTRA
-.PHONY: repro repro-build repro-rxe-read-send repro-rxe-livelock reg-mr-probe repro-rxe-odp probe-rxe-mw-srq
+.PHONY: repro repro-build repro-rxe-read-send repro-rxe-livelock reg-mr-probe repro-rxe-odp probe-rxe-mw-srq \
+	inline-probe
 repro: repro-rxe-read-send repro-rxe-livelock repro-rxe-odp
-repro-build: $(B)/tests/rxe-read-send $(B)/tests/reg-mr-probe $(B)/tests/rxe-odp $(B)/tests/rxe-mw-srq
+repro-build: $(B)/tests/rxe-read-send $(B)/tests/reg-mr-probe $(B)/tests/rxe-odp $(B)/tests/rxe-mw-srq \
+	     $(B)/tests/inline-probe
 $(B)/tests/rxe-read-send: $(B)/tests/repro/rxe-read-send.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(B)/tests/rxe-odp: $(B)/tests/repro/rxe-odp.o
 	$(CC) $(LDFLAGS) -o $@ $^ -libverbs
 $(B)/tests/reg-mr-probe: $(B)/tests/repro/reg-mr-probe.o
+	$(CC) $(LDFLAGS) -o $@ $^ -libverbs
+$(B)/tests/inline-probe: $(B)/tests/repro/inline-probe.o
 	$(CC) $(LDFLAGS) -o $@ $^ -libverbs
 $(B)/tests/rxe-mw-srq: $(B)/tests/repro/rxe-mw-srq.o $(B)/tests/repro/rxe-mw-srq-cases.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -325,6 +330,14 @@ repro-rxe-livelock: repro-build
 	tools/deps base
 	$(MAKE) all
 	REPRO_KERNELS="$(REPRO_KERNELS)" tests/repro/rxe-livelock.sh
+
+# What max_inline_data the device grants an RC QP for each ask from 0 to
+# 1100 bytes, and which asks it refuses: 01's README "Inline sends". One VM
+# per kernel of REPRO_KERNELS; not part of make test or make repro.
+inline-probe: $(B)/tests/inline-probe
+	for k in $(REPRO_KERNELS); do \
+		tools/rdma-env --kernel $$k -t 300 -- sh -c 'uname -r; $(B)/tests/inline-probe' || exit 1; \
+	done
 
 # Which shared file mappings each kernel lets ibv_reg_mr register (read-only
 # and read-write, ext4 on a loop device and tmpfs, with and without ODP), and

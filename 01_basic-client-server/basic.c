@@ -12,18 +12,20 @@
 #include <stdio.h>
 #include <string.h>
 
-void basic_hello_pack(uint8_t buf[BASIC_HELLO_LEN], uint32_t max_payload, uint8_t lesson)
+void basic_hello_pack(uint8_t buf[BASIC_HELLO_LEN], uint32_t max_payload, uint8_t lesson,
+		      uint8_t flags)
 {
 	uint8_t *b = buf + sizeof(struct rc_hdr);
 
 	rc_hdr_pack(buf, BASIC_T_HELLO, BASIC_HELLO_LEN - sizeof(struct rc_hdr), 0);
 	rc_put32(b, max_payload);
 	b[4] = lesson;
-	memset(b + 5, 0, 3); /* reserved */
+	b[5] = flags;
+	memset(b + 6, 0, 2); /* reserved */
 }
 
 int basic_hello_unpack(const void *priv, size_t len, uint32_t *max_payload, uint8_t *lesson,
-		       char *err, size_t errlen)
+		       uint8_t *flags, char *err, size_t errlen)
 {
 	struct rc_msg m;
 	int ret;
@@ -32,12 +34,16 @@ int basic_hello_unpack(const void *priv, size_t len, uint32_t *max_payload, uint
 			      err, errlen);
 	if (ret)
 		return ret;
-	if (m.body[5] || m.body[6] || m.body[7])
+	if (m.body[6] || m.body[7])
 		return rc_bad_msg(err, errlen, "HELLO with a non-zero reserved byte");
+	/* A flag we do not know would be a promise we cannot keep. */
+	if (m.body[5] & ~BASIC_HELLO_FLAGS)
+		return rc_bad_msg(err, errlen, "HELLO with unknown flags 0x%02x", m.body[5]);
 	if (m.body[4] >= BASIC_INJECT_COUNT)
 		return rc_bad_msg(err, errlen, "unknown lesson %u (1 to %u)", m.body[4],
 				  BASIC_INJECT_COUNT - 1);
 	*lesson = m.body[4];
+	*flags = m.body[5];
 	*max_payload = rc_get32(m.body);
 	if (*max_payload < 1 || *max_payload > BASIC_MAX_PAYLOAD) {
 		snprintf(err, errlen, "payload size %u is outside 1..%u", *max_payload,

@@ -5,7 +5,7 @@
  * are not here: each side makes its own, in client.c and server.c.
  *
  * Conversation:
- *   connect request private data: HELLO { max_payload, lesson }
+ *   connect request private data: HELLO { max_payload, lesson, flags }
  *   client -> server SEND: DATA  (seq n, payload)
  *   server -> client SEND: REPLY (seq n, the same payload back)
  * Every message is a struct rc_hdr (common/rdma-common.h) and a body.
@@ -26,16 +26,21 @@ enum basic_type {
 	BASIC_T_REPLY = 0x12,
 };
 
-/* HELLO body: be32 max_payload, u8 lesson, 3 reserved bytes (0). */
+/* HELLO body: be32 max_payload, u8 lesson, u8 flags, 2 reserved bytes (0). */
 #define BASIC_HELLO_LEN (sizeof(struct rc_hdr) + 8)
 
-/* HELLO: the largest payload the client will send, and the --inject
- * lesson it runs (enum basic_inject, 0 for none). */
-void basic_hello_pack(uint8_t buf[BASIC_HELLO_LEN], uint32_t max_payload, uint8_t lesson);
+/* HELLO flags: --inline, both sides SEND with IBV_SEND_INLINE. */
+#define BASIC_HELLO_INLINE 0x01u
+#define BASIC_HELLO_FLAGS  BASIC_HELLO_INLINE /* every flag we know */
+
+/* HELLO: the largest payload the client will send, the --inject lesson it
+ * runs (enum basic_inject, 0 for none) and its BASIC_HELLO_* flags. */
+void basic_hello_pack(uint8_t buf[BASIC_HELLO_LEN], uint32_t max_payload, uint8_t lesson,
+		      uint8_t flags);
 /* Validate a HELLO from connect private data. Returns 0 or -EBADMSG/-ERANGE
  * with a reason in err. */
 int basic_hello_unpack(const void *priv, size_t len, uint32_t *max_payload, uint8_t *lesson,
-		       char *err, size_t errlen);
+		       uint8_t *flags, char *err, size_t errlen);
 
 /* DATA seq into buf (at least 16 + len bytes): the len bytes of text, or
  * with text NULL the printable test pattern for seq. Returns bytes used. */

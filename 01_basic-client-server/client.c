@@ -23,6 +23,7 @@
 
 #include "basic.h"
 #include "cm-event.h"
+#include "inline.h"
 #include "lessons.h"
 #include "rc-report.h"
 
@@ -141,6 +142,9 @@ static int setup(struct client *cl)
 		.sq_sig_all = 0,       /* each send says whether it wants a completion */
 	};
 	struct ibv_context *dev = cl->id->verbs;
+	/* --inline: room for a whole message in the send WQE; no verb tells the limit. */
+	uint32_t ask = cl->opt.send_inline ? (uint32_t)cl->msg_len : 0, limit;
+	int ret;
 
 	/* The protection domain: the QP may use only memory registered in it. */
 	cl->pd = ibv_alloc_pd(dev);
@@ -155,11 +159,16 @@ static int setup(struct client *cl)
 	if (!cl->cq)
 		return rc_fail_call(&cl->log, "ibv_create_cq", errno, NULL);
 	attr.send_cq = attr.recv_cq = cl->cq;
+	attr.cap.max_inline_data = ask;
 	/* On the CM's id, left in INIT; rdma_get_cm_event takes it to RTS (wait_cm_event). */
 	if (rdma_create_qp(cl->id, cl->pd, &attr))
-		return rc_fail_call(&cl->log, "rdma_create_qp", errno, NULL);
+		return ask ? basic_inline_refused(cl->pd, &attr, errno, ask, &limit, &cl->log)
+			   : rc_fail_call(&cl->log, "rdma_create_qp", errno, NULL);
 	rc_trace(&cl->log, "created RC QP %u on %s, CQ of %d", cl->id->qp->qp_num,
 		 ibv_get_device_name(dev->device), cl->cq->cqe);
+	/* The device may grant more than asked: ibv_query_qp says what (-v). */
+	if (ask && (ret = basic_inline_granted(cl->id->qp, ask, &cl->log)))
+		return ret;
 	/* Pins buf, gives it an lkey; the NIC writes the reply: LOCAL_WRITE, no REMOTE_*. */
 	cl->mr = ibv_reg_mr(cl->pd, cl->buf, 2 * cl->msg_len, IBV_ACCESS_LOCAL_WRITE);
 	if (!cl->mr)
@@ -169,7 +178,8 @@ static int setup(struct client *cl)
 	return post_recv(cl);
 }
 
-/* 5. Connect; HELLO says how large our messages are: the server's receives fit. */
+/* 5. Connect; HELLO says how large our messages are (the server's receives fit) and
+ * whether to reply inline. */
 static int connect_server(struct client *cl)
 {
 	uint8_t hello[BASIC_HELLO_LEN], t = (uint8_t)cl->opt.rc.ack_timeout;
@@ -181,7 +191,8 @@ static int connect_server(struct client *cl)
 				     .rnr_retry_count = RC_RNR_RETRY_COUNT };
 	int ret;
 
-	basic_hello_pack(hello, cl->opt.size, (uint8_t)cl->opt.inject);
+	basic_hello_pack(hello, cl->opt.size, (uint8_t)cl->opt.inject,
+			 cl->opt.send_inline ? BASIC_HELLO_INLINE : 0);
 	/* Resend after 4.096 us x 2^t without an ACK (--ack-timeout; at RTS). */
 	if (rdma_set_option(cl->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t)))
 		return rc_fail_call(&cl->log, "rdma_set_option(ACK_TIMEOUT)", errno, NULL);
@@ -259,9 +270,14 @@ static int round_trip(struct client *cl, uint32_t seq, uint64_t *rtt_ticks)
 	char why[160];
 	int ret;
 
+	/* --inline: ibv_post_send copies the bytes into the WQE, so buf would be free at
+	 * once and the lkey is not read; we keep buf: the reply is compared with it. */
+	if (cl->opt.send_inline)
+		wr.send_flags |= IBV_SEND_INLINE;
 	/* DATA, in buf until the reply, which must equal it, has arrived. */
 	basic_data_pack(cl->buf, seq, cl->opt.text, size);
-	rc_trace(&cl->log, "post SEND wr_id=%d len=%u signaled", WR_SEND, len);
+	rc_trace(&cl->log, "post SEND wr_id=%d len=%u signaled%s", WR_SEND, len,
+		 wr.send_flags & IBV_SEND_INLINE ? " inline" : "");
 	t0 = rc_ticks();
 	/* Queued for the NIC; whether it worked arrives as a completion. */
 	if ((ret = ibv_post_send(cl->id->qp, &wr, &bad)))

@@ -31,6 +31,7 @@
 
 #include "basic.h"
 #include "cm-event.h"
+#include "inline.h"
 #include "lessons.h"
 #include "rc-report.h"
 
@@ -59,14 +60,15 @@ struct conn {
 	struct ibv_pd *pd;
 	struct ibv_comp_channel *comp_ch; /* "a completion arrived" as an fd */
 	struct ibv_cq *cq;
-	uint8_t *buf;			/* RECV_DEPTH slots of slot_len bytes */
-	struct ibv_mr *mr;		/* buf's registration */
-	size_t slot_len;		/* one message: header + max_payload */
-	struct rc_cm_info req;		/* the connect request and its private data */
-	uint32_t max_payload, next_seq; /* from the client's HELLO; messages answered */
-	bool established;		/* ESTABLISHED, and we have not disconnected */
-	char peer[80];			/* "ADDR port N" */
-	struct lesson_server ls;	/* --inject: the client's lesson (lessons.c) */
+	uint8_t *buf;			   /* RECV_DEPTH slots of slot_len bytes */
+	struct ibv_mr *mr;		   /* buf's registration */
+	size_t slot_len;		   /* one message: header + max_payload */
+	struct rc_cm_info req;		   /* the connect request and its private data */
+	uint32_t max_payload, next_seq;	   /* from the client's HELLO; messages answered */
+	uint32_t inline_ask, inline_limit; /* HELLO's inline flag: a slot's bytes; our device's */
+	bool established;		   /* ESTABLISHED, and we have not disconnected */
+	char peer[80];			   /* "ADDR port N" */
+	struct lesson_server ls;	   /* --inject: the client's lesson (lessons.c) */
 };
 
 /* The CM's next event on ch within timeout_ms, or a signal (cancel_fd), kept in *got;
@@ -178,6 +180,7 @@ static int setup(struct conn *c)
 		.sq_sig_all = 0,       /* each send says whether it wants a completion */
 	};
 	struct ibv_context *dev = c->id->verbs;
+	int ret;
 
 	/* The protection domain: the QP may use only memory registered in it. */
 	c->pd = ibv_alloc_pd(dev);
@@ -192,11 +195,17 @@ static int setup(struct conn *c)
 	if (!c->cq)
 		return rc_fail_call(&c->log, "ibv_create_cq", errno, NULL);
 	attr.send_cq = attr.recv_cq = c->cq;
+	attr.cap.max_inline_data = c->inline_ask; /* --inline: a whole reply in the WQE */
 	/* On the new id, by us, left in INIT: rdma_accept moves it to RTR and RTS. */
 	if (rdma_create_qp(c->id, c->pd, &attr))
-		return rc_fail_call(&c->log, "rdma_create_qp", errno, NULL);
+		return c->inline_ask ? basic_inline_refused(c->pd, &attr, errno, c->inline_ask,
+							    &c->inline_limit, &c->log)
+				     : rc_fail_call(&c->log, "rdma_create_qp", errno, NULL);
 	rc_trace(&c->log, "created RC QP %u on %s, CQ of %d", c->id->qp->qp_num,
 		 ibv_get_device_name(dev->device), c->cq->cqe);
+	/* The device may grant more than asked: ibv_query_qp says what (-v). */
+	if (c->inline_ask && (ret = basic_inline_granted(c->id->qp, c->inline_ask, &c->log)))
+		return ret;
 	c->buf = calloc(RECV_DEPTH, c->slot_len);
 	if (!c->buf)
 		return rc_fail(&c->log, ENOMEM, "out of memory");
@@ -276,6 +285,10 @@ static int answer_messages(struct conn *c)
 	uint8_t *buf;
 	int ret;
 
+	/* --inline: the bytes are copied into the WQE at the post (the slot could be
+	 * reposted at once; we keep one rule for both modes), the lkey is not read. */
+	if (c->inline_ask)
+		wr.send_flags |= IBV_SEND_INLINE;
 	while (!(ret = next_wc(c, &wc))) {
 		if (wc.opcode == IBV_WC_SEND) { /* our own WRs: a reply, else a RECV */
 			if ((ret = post_recv(c, wc.wr_id - WR_SEND)))
@@ -296,8 +309,8 @@ static int answer_messages(struct conn *c)
 		/* Queued for the NIC; whether it worked arrives as a completion. */
 		if ((ret = ibv_post_send(c->id->qp, &wr, &bad)))
 			return rc_fail_call(&c->log, "ibv_post_send", ret, NULL);
-		rc_trace(&c->log, "post SEND wr_id=%" PRIu64 " len=%u signaled", wr.wr_id,
-			 sge.length);
+		rc_trace(&c->log, "post SEND wr_id=%" PRIu64 " len=%u signaled%s", wr.wr_id,
+			 sge.length, wr.send_flags & IBV_SEND_INLINE ? " inline" : "");
 		c->next_seq++;
 		/* A write(2): only once the reply is on its way; none with --quiet (benchmarks). */
 		if (!c->srv->opt.quiet) {
@@ -317,20 +330,26 @@ static int serve(struct conn *c)
 	struct rdma_conn_param p = { 0 };
 	uint8_t t = (uint8_t)c->srv->opt.rc.ack_timeout;
 	struct rc_cm_info ev;
+	uint8_t flags;
 	char why[160];
 	int ret;
 
-	ret = basic_hello_unpack(c->req.priv, c->req.priv_len, &c->max_payload, &c->ls.lesson, why,
-				 sizeof(why));
+	ret = basic_hello_unpack(c->req.priv, c->req.priv_len, &c->max_payload, &c->ls.lesson,
+				 &flags, why, sizeof(why));
 	if (ret) {
 		reject(c->id, &c->log, why);
 		return rc_fail(&c->log, EPROTO, "rejected: %s", why);
 	}
 	c->slot_len = sizeof(struct rc_hdr) + c->max_payload;
+	c->inline_ask = flags & BASIC_HELLO_INLINE ? (uint32_t)c->slot_len : 0;
 	p.rnr_retry_count = lesson_server_rnr_retry(c->ls.lesson); /* once the HELLO named it */
-	if (setup(c)) {
-		reject(c->id, &c->log, "server could not set up the connection");
-		return -EIO;
+	if ((ret = setup(c))) {
+		/* Too large for our device's inline data: the client learns our limit. */
+		snprintf(why, sizeof(why), "server's device takes %u bytes of inline data at most",
+			 c->inline_limit);
+		reject(c->id, &c->log,
+		       ret == -EMSGSIZE ? why : "server could not set up the connection");
+		return ret;
 	}
 	/* 4. Resend after 4.096 us x 2^t without an ACK (--ack-timeout; at RTS). */
 	if (rdma_set_option(c->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t)))

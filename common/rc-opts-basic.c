@@ -20,6 +20,9 @@ static const char client_usage[] =
 	"  -s, --size SIZE       send SIZE-byte payloads instead (K/M suffixes, at most 1M)\n"
 	"  -n, --count N         messages to send, one at a time (default 1, at most 10M);\n"
 	"                        with N > 1 prints round-trip latency\n"
+	"      --inline          SEND the messages inline (IBV_SEND_INLINE), the server's\n"
+	"                        replies too; -v prints the inline data asked and granted;\n"
+	"                        a message larger than the device takes fails (exit 1)\n"
 	"      --json            print one JSON object with the results instead (also on\n"
 	"                        failure: \"ok\": false, \"error\", "
 	"\"exit_code\")\n"
@@ -40,7 +43,7 @@ static const char server_usage[] =
 	"  -q, --quiet           no line per message (for benchmarks: a write to\n"
 	"                        stdout costs about a round trip)\n" RC_USAGE_SERVER(MAX_CLIENTS);
 
-enum { OPT_JSON = RC_OPT_FIRST_FREE, OPT_INJECT };
+enum { OPT_JSON = RC_OPT_FIRST_FREE, OPT_INJECT, OPT_INLINE };
 
 static const char *const inject_names[BASIC_INJECT_COUNT] = {
 	[BASIC_INJECT_NONE] = "none",
@@ -72,6 +75,7 @@ int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, 
 		{ "count", required_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "inject", required_argument, NULL, OPT_INJECT },
+		{ "inline", no_argument, NULL, OPT_INLINE },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool have_size = false;
@@ -97,6 +101,7 @@ int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, 
 						      "invalid count '%s' (1 to 10000000)", optarg);
 			break;
 		case OPT_JSON: o->json = true; break;
+		case OPT_INLINE: o->send_inline = true; break;
 		case OPT_INJECT:
 			o->inject = inject_parse(optarg);
 			if (o->inject == BASIC_INJECT_COUNT)
@@ -114,6 +119,9 @@ int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, 
 	if (o->inject && (o->json || o->count != 1))
 		return rc_usage_error(err, errlen,
 				      "--inject runs one lesson: without --json and -n");
+	/* The lessons post their own SENDs, never inline. */
+	if (o->inject && o->send_inline)
+		return rc_usage_error(err, errlen, "--inject and --inline exclude each other");
 	if (!have_size) {
 		if (!o->text)
 			o->text = BASIC_DEFAULT_TEXT;

@@ -42,6 +42,7 @@ struct client_opts {
 	uint64_t count;
 	bool json;		  /* --json: one JSON object on stdout instead of the lines */
 	enum basic_inject inject; /* --inject: the lesson to run instead of -n messages */
+	bool send_inline;	  /* --inline: both sides SEND with IBV_SEND_INLINE */
 };
 
 struct server_opts {

@@ -342,9 +342,59 @@ t_lesson_bad_options() {
 	want_out h1 "^4 an --inject lesson showed what it teaches\.$"
 }
 
+# --inline: both sides ask max_inline_data for a whole message, say in -v what
+# the device granted (at least that) and SEND with IBV_SEND_INLINE.
+t_inline_messages() {
+	local got
+	start_server srv "$S" --once -v || return 1
+	run cli "$C" "${CT[@]}" --inline -v -s 100 -n 5 "$RDMA_IP" "$PORT"
+	want_rc cli 0 || return 1
+	want_out cli "^verified 5 of 5 replies$" || return 1
+	want_err cli "^client: inline data: asked 116, granted [0-9]+ bytes$" || return 1
+	got=$(sed -n 's/^client: inline data: asked 116, granted \([0-9]*\) bytes$/\1/p' "$T/cli.err")
+	[ "$got" -ge 116 ] || fail "granted $got bytes, less than the 116 asked" || return 1
+	[ "$(grep -Ec '^client: post SEND wr_id=1 len=116 signaled inline$' "$T/cli.err")" = 5 ] ||
+		fail "not 5 inline SENDs: $(tail_of "$T/cli.err" 6)" || return 1
+	wait_exit srv 10
+	want_rc srv 0 || return 1
+	want_err srv "^server conn 1: inline data: asked 116, granted [0-9]+ bytes$" || return 1
+	want_err srv "post SEND wr_id=1000 len=116 signaled inline$" || return 1
+	# Without --inline, no inline data is asked for and no SEND is inline.
+	start_server srv2 "$S" --once -v || return 1
+	run plain "$C" "${CT[@]}" -v "$RDMA_IP" "$PORT"
+	want_rc plain 0 || return 1
+	! grep -q "inline" "$T/plain.err" || fail "inline without --inline: $(grep inline "$T/plain.err" | head -2)" || return 1
+	wait_exit srv2 10
+	! grep -q "inline" "$T/srv2.err" || fail "server inline without --inline"
+}
+
+# A message larger than the device's inline limit is refused before connecting
+# (exit 1: a local resource), with the limit, found by asking the device; that
+# limit is exact: a message of that size goes, one byte more does not.
+t_inline_too_large_names_the_limit() {
+	local lim
+	run big "$C" "${CT[@]}" --inline -s 1M "$RDMA_IP" 1
+	want_rc big 1 || return 1
+	want_err big "the device refused max_inline_data 1048592, a 16-byte header and a 1048576-byte payload; it takes at most [0-9]+: --inline works up to -s [0-9]+$" || return 1
+	lim=$(sed -n 's/.* it takes at most \([0-9]*\): .*/\1/p' "$T/big.err")
+	[ "$lim" -gt 16 ] || fail "limit '$lim' leaves no payload" || return 1
+	want_err big "works up to -s $((lim - 16))$" || return 1
+	run over "$C" "${CT[@]}" --inline -s $((lim - 15)) "$RDMA_IP" 1
+	want_rc over 1 || return 1
+	want_err over "refused max_inline_data $((lim + 1)), .* it takes at most $lim:" || return 1
+	start_server srv "$S" --once || return 1
+	run fits "$C" "${CT[@]}" --inline -s $((lim - 16)) "$RDMA_IP" "$PORT"
+	want_rc fits 0 || return 1
+	want_out fits "^verified 1 of 1 replies$" || return 1
+	run both "$C" --inline --inject no-recv "$RDMA_IP"
+	want_rc both 2 || return 1
+	want_err both "--inject and --inline exclude each other"
+}
+
 run_tests t_one_message t_custom_text_and_port_option t_thousand_messages_with_latency t_locked_memory_message \
 	t_64k_payload t_one_server_three_clients_in_a_row t_three_clients_at_once \
 	t_nothing_listening t_not_an_rdma_address t_unreachable_host t_bad_options t_server_killed_during_session \
 	t_client_killed_server_survives t_server_stops_cleanly_with_client_connected \
 	t_foreign_client_rejected t_too_many_clients_rejected_busy t_ipv6 t_sequence_matches_trace t_retry_options_reach_the_qps t_valgrind_clean \
-	t_json_output t_lesson_no_recv t_lesson_sq_overflow t_lesson_bad_options
+	t_json_output t_lesson_no_recv t_lesson_sq_overflow t_lesson_bad_options t_inline_messages \
+	t_inline_too_large_names_the_limit

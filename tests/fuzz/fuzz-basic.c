@@ -13,19 +13,19 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint32_t max = 0, want_seq = 0, limit;
-	uint8_t lesson = 0;
+	uint8_t lesson = 0, flags = 0;
 	struct rc_msg m;
 	char err[160], q[64];
 	size_t i;
 
 	/* A HELLO it accepts packs back to the same bytes (its length in the
 	 * header, reserved bytes 0): a known lesson and a payload in range. */
-	if (basic_hello_unpack(data, size, &max, &lesson, err, sizeof(err)) == 0) {
+	if (basic_hello_unpack(data, size, &max, &lesson, &flags, err, sizeof(err)) == 0) {
 		uint8_t again[BASIC_HELLO_LEN];
 
 		CHECK(max >= 1 && max <= BASIC_MAX_PAYLOAD);
 		CHECK(lesson < BASIC_INJECT_COUNT);
-		basic_hello_pack(again, max, lesson);
+		basic_hello_pack(again, max, lesson, flags);
 		CHECK(size >= BASIC_HELLO_LEN);
 		CHECK(memcmp(again + 8, data + 8, BASIC_HELLO_LEN - 8) == 0);
 	}

@@ -23,11 +23,16 @@ static int b_hello(struct hc *h, int arg)
 	uint8_t p[56] = { 0 };
 	uint8_t len = BASIC_HELLO_LEN;
 
-	basic_hello_pack(p, B_MAX, 0);
+	basic_hello_pack(p, B_MAX, 0, 0);
 	switch (arg) {
-	case 100: len = 0; break;		       /* no HELLO at all */
-	case 105: p[20] = BASIC_INJECT_COUNT; break;   /* a lesson nobody knows */
-	case 106: p[23] = 1; break;		       /* the last reserved byte */
+	case 100: len = 0; break;		     /* no HELLO at all */
+	case 105: p[20] = BASIC_INJECT_COUNT; break; /* a lesson nobody knows */
+	case 106: p[23] = 1; break;		     /* the last reserved byte */
+	case 107: p[21] = 0x80; break;		     /* a HELLO flag nobody knows */
+	case 108: /* --inline for 1 MiB messages: more than any device inlines */
+		rc_put32(p + 16, BASIC_MAX_PAYLOAD);
+		p[21] = BASIC_HELLO_INLINE;
+		break;
 	case 101: p[5] = RW_T_HELLO; break;	       /* 02's HELLO type */
 	case 102: rc_put32(p + 16, 0); break;	       /* max_payload 0 */
 	case 103: rc_put32(p + 16, UINT32_MAX); break; /* 4 GiB payloads */
@@ -47,7 +52,7 @@ static int b_data(struct hc *h, int arg)
 	size_t len;
 	int ret;
 
-	basic_hello_pack(hello, B_MAX, 0);
+	basic_hello_pack(hello, B_MAX, 0, 0);
 	ret = hc_connect(h, hello, sizeof(hello), 0);
 	if (ret)
 		return ret < 0 ? ret : 0;
@@ -75,6 +80,9 @@ const struct kase cases01[] = {
 	{ "hello-oversized", b_hello, 104, "rejected: expected a HELLO of 8 bytes" },
 	{ "hello-unknown-lesson", b_hello, 105, "rejected: unknown lesson 3" },
 	{ "hello-reserved", b_hello, 106, "rejected: HELLO with a non-zero reserved byte" },
+	{ "hello-unknown-hello-flag", b_hello, 107, "rejected: HELLO with unknown flags 0x80" },
+	{ "hello-inline-too-large", b_hello, 108,
+	  "refused max_inline_data 1048592, .* it takes at most [0-9]+:" },
 	{ "hello-wrong-seq", b_hello, B_SEQ, "rejected: HELLO with sequence number 77" },
 	{ "hello-length-beyond-data", b_hello, B_LEN_HUGE, "rejected: header says 1000000" },
 	{ "hello-payload-0", b_hello, 102, "rejected: payload size 0 is outside" },

@@ -13,6 +13,7 @@
 
 #include "basic.h"
 #include "cm-event.h"
+#include "inline.h"
 #include "rc-report.h"
 
 #define ARGV(...) ((char *[]){ "prog", __VA_ARGS__, NULL })
@@ -23,20 +24,21 @@ static void hello_round_trip_with_padding(void **state)
 	uint8_t priv[56] = { 0 }; /* as a connect request delivers it */
 	char err[128];
 	uint32_t max = 0;
-	uint8_t lesson = 9;
+	uint8_t lesson = 9, flags = 9;
 
 	(void)state;
-	basic_hello_pack(priv, 65536, 0);
-	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, &lesson, err, sizeof(err)),
-			 0);
+	basic_hello_pack(priv, 65536, 0, 0);
+	assert_int_equal(
+		basic_hello_unpack(priv, sizeof(priv), &max, &lesson, &flags, err, sizeof(err)), 0);
 	assert_int_equal(max, 65536);
 	assert_int_equal(lesson, 0);
-	assert_int_equal(basic_hello_unpack(priv, BASIC_HELLO_LEN, &max, &lesson, err, sizeof(err)),
-			 0);
+	assert_int_equal(
+		basic_hello_unpack(priv, BASIC_HELLO_LEN, &max, &lesson, &flags, err, sizeof(err)),
+		0);
 	/* The lesson byte: every lesson comes through. */
-	basic_hello_pack(priv, 10, BASIC_INJECT_SQ_OVERFLOW);
-	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, &lesson, err, sizeof(err)),
-			 0);
+	basic_hello_pack(priv, 10, BASIC_INJECT_SQ_OVERFLOW, 0);
+	assert_int_equal(
+		basic_hello_unpack(priv, sizeof(priv), &max, &lesson, &flags, err, sizeof(err)), 0);
 	assert_int_equal(lesson, BASIC_INJECT_SQ_OVERFLOW);
 	assert_int_equal(max, 10);
 }
@@ -46,39 +48,105 @@ static void hello_rejects_bad(void **state)
 	uint8_t priv[56] = { 0 };
 	char err[128];
 	uint32_t max = 0;
-	uint8_t lesson = 0;
+	uint8_t lesson = 0, flags = 0;
 
 	(void)state;
 	/* No private data at all (a client of another program). */
-	assert_int_equal(basic_hello_unpack(priv, 0, &max, &lesson, err, sizeof(err)), -EBADMSG);
-	/* All zeros: bad magic. */
-	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, &lesson, err, sizeof(err)),
+	assert_int_equal(basic_hello_unpack(priv, 0, &max, &lesson, &flags, err, sizeof(err)),
 			 -EBADMSG);
+	/* All zeros: bad magic. */
+	assert_int_equal(
+		basic_hello_unpack(priv, sizeof(priv), &max, &lesson, &flags, err, sizeof(err)),
+		-EBADMSG);
 	/* Sizes out of range. */
-	basic_hello_pack(priv, 0, 0);
-	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, &lesson, err, sizeof(err)),
-			 -ERANGE);
-	basic_hello_pack(priv, BASIC_MAX_PAYLOAD + 1, 0);
-	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, &lesson, err, sizeof(err)),
-			 -ERANGE);
+	basic_hello_pack(priv, 0, 0, 0);
+	assert_int_equal(
+		basic_hello_unpack(priv, sizeof(priv), &max, &lesson, &flags, err, sizeof(err)),
+		-ERANGE);
+	basic_hello_pack(priv, BASIC_MAX_PAYLOAD + 1, 0, 0);
+	assert_int_equal(
+		basic_hello_unpack(priv, sizeof(priv), &max, &lesson, &flags, err, sizeof(err)),
+		-ERANGE);
 	assert_non_null(strstr(err, "outside"));
 	/* Wrong type (a DATA header where HELLO belongs). */
 	basic_data_pack(priv, 0, "abcd", 4);
-	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, &lesson, err, sizeof(err)),
-			 -EBADMSG);
+	assert_int_equal(
+		basic_hello_unpack(priv, sizeof(priv), &max, &lesson, &flags, err, sizeof(err)),
+		-EBADMSG);
 	/* An unknown lesson, a reserved byte set. */
-	basic_hello_pack(priv, 100, BASIC_INJECT_COUNT);
-	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, &lesson, err, sizeof(err)),
-			 -EBADMSG);
+	basic_hello_pack(priv, 100, BASIC_INJECT_COUNT, 0);
+	assert_int_equal(
+		basic_hello_unpack(priv, sizeof(priv), &max, &lesson, &flags, err, sizeof(err)),
+		-EBADMSG);
 	assert_non_null(strstr(err, "unknown lesson 3"));
-	basic_hello_pack(priv, 100, 0);
+	basic_hello_pack(priv, 100, 0, 0);
 	priv[sizeof(struct rc_hdr) + 7] = 1;
-	assert_int_equal(basic_hello_unpack(priv, sizeof(priv), &max, &lesson, err, sizeof(err)),
-			 -EBADMSG);
+	assert_int_equal(
+		basic_hello_unpack(priv, sizeof(priv), &max, &lesson, &flags, err, sizeof(err)),
+		-EBADMSG);
 	assert_non_null(strstr(err, "reserved"));
 	/* Truncated body. */
-	basic_hello_pack(priv, 100, 0);
-	assert_int_equal(basic_hello_unpack(priv, 18, &max, &lesson, err, sizeof(err)), -EBADMSG);
+	basic_hello_pack(priv, 100, 0, 0);
+	assert_int_equal(basic_hello_unpack(priv, 18, &max, &lesson, &flags, err, sizeof(err)),
+			 -EBADMSG);
+}
+
+/* --inline: the HELLO's flags byte carries it; unknown flags are refused. */
+static void hello_inline_flag(void **state)
+{
+	uint8_t priv[56] = { 0 };
+	char err[128];
+	uint32_t max = 0;
+	uint8_t lesson = 9, flags = 0;
+
+	(void)state;
+	basic_hello_pack(priv, 100, 0, BASIC_HELLO_INLINE);
+	assert_int_equal(priv[sizeof(struct rc_hdr) + 5], BASIC_HELLO_INLINE);
+	assert_int_equal(
+		basic_hello_unpack(priv, sizeof(priv), &max, &lesson, &flags, err, sizeof(err)), 0);
+	assert_int_equal(flags, BASIC_HELLO_INLINE);
+	assert_int_equal(max, 100);
+	assert_int_equal(lesson, 0);
+	basic_hello_pack(priv, 100, 0, 0);
+	assert_int_equal(
+		basic_hello_unpack(priv, sizeof(priv), &max, &lesson, &flags, err, sizeof(err)), 0);
+	assert_int_equal(flags, 0);
+	/* A flag nobody knows: never trust the peer. */
+	basic_hello_pack(priv, 100, 0, 0x82);
+	assert_int_equal(
+		basic_hello_unpack(priv, sizeof(priv), &max, &lesson, &flags, err, sizeof(err)),
+		-EBADMSG);
+	assert_non_null(strstr(err, "unknown flags 0x82"));
+}
+
+/* A device that takes up to *limit bytes of inline data; counts the questions. */
+struct fake_dev {
+	uint32_t limit, asked;
+};
+
+static bool fake_accepts(void *arg, uint32_t n)
+{
+	struct fake_dev *d = arg;
+
+	d->asked++;
+	return n <= d->limit;
+}
+
+static void inline_bisect_finds_the_limit(void **state)
+{
+	static const uint32_t limits[] = { 0, 1, 16, 400, 511, 512, 1039 };
+	struct fake_dev d;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		d = (struct fake_dev){ limits[i], 0 };
+		assert_int_equal(basic_inline_bisect(0, 1040, fake_accepts, &d), limits[i]);
+		assert_true(d.asked <= 11); /* log2(1040), rounded up */
+	}
+	/* Nothing between: no question at all. */
+	d = (struct fake_dev){ 5, 0 };
+	assert_int_equal(basic_inline_bisect(5, 6, fake_accepts, &d), 5);
+	assert_int_equal(d.asked, 0);
 }
 
 static void msg_validation(void **state)
@@ -176,6 +244,13 @@ static void client_options(void **state)
 	assert_int_equal(o.rc.timeout_ms, 2500);
 	assert_true(o.rc.verbose);
 	assert_string_equal(o.rc.port, "99");
+	assert_false(o.send_inline);
+	assert_int_equal(basic_parse_client(ARGC("--inline", "-s", "100", "h"),
+					    ARGV("--inline", "-s", "100", "h"), &o, err,
+					    sizeof(err)),
+			 0);
+	assert_true(o.send_inline);
+	assert_int_equal(o.size, 100);
 
 	assert_int_equal(basic_parse_client(ARGC("-p", "5000", "-m", "hey", "h"),
 					    ARGV("-p", "5000", "-m", "hey", "h"), &o, err,
@@ -264,6 +339,11 @@ static void client_options_rejected(void **state)
 	assert_int_equal(basic_parse_client(ARGC("h", "-n"), ARGV("h", "-n"), &o, err, sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "needs a value"));
+	assert_int_equal(basic_parse_client(ARGC("--inline", "--inject", "no-recv", "h"),
+					    ARGV("--inline", "--inject", "no-recv", "h"), &o, err,
+					    sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "--inline"));
 	assert_int_equal(
 		basic_parse_client(ARGC("h", "70000"), ARGV("h", "70000"), &o, err, sizeof(err)),
 		-EINVAL);
@@ -334,11 +414,11 @@ static void cm_keep_copies_private_data(void **state)
 	struct rdma_cm_event ev = { .id = &id, .event = RDMA_CM_EVENT_CONNECT_REQUEST };
 	struct rc_cm_info got;
 	uint32_t max = 0;
-	uint8_t lesson = 9;
+	uint8_t lesson = 9, flags = 9;
 	char err[128];
 
 	(void)state;
-	basic_hello_pack(priv, 4096, 0);
+	basic_hello_pack(priv, 4096, 0, 0);
 	ev.param.conn.private_data = priv;
 	ev.param.conn.private_data_len = sizeof(priv);
 	ev.param.conn.initiator_depth = 3;
@@ -349,7 +429,8 @@ static void cm_keep_copies_private_data(void **state)
 	assert_int_equal(got.priv_len, 56);
 	assert_int_equal(got.initiator_depth, 3);
 	assert_int_equal(
-		basic_hello_unpack(got.priv, got.priv_len, &max, &lesson, err, sizeof(err)), 0);
+		basic_hello_unpack(got.priv, got.priv_len, &max, &lesson, &flags, err, sizeof(err)),
+		0);
 	assert_int_equal(max, 4096);
 	/* No private data (an ESTABLISHED, an rping client): nothing kept. */
 	ev = (struct rdma_cm_event){ .event = RDMA_CM_EVENT_ESTABLISHED, .status = 0 };
@@ -440,6 +521,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(hello_round_trip_with_padding),
 		cmocka_unit_test(hello_rejects_bad),
+		cmocka_unit_test(hello_inline_flag),
+		cmocka_unit_test(inline_bisect_finds_the_limit),
 		cmocka_unit_test(msg_validation),
 		cmocka_unit_test(quote_escapes_and_truncates),
 		cmocka_unit_test(pattern_differs_per_message),
