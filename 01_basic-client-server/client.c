@@ -209,12 +209,13 @@ static int connect_server(struct client *cl)
 	return ret;
 }
 
-/* The next completion within --timeout: poll; if none, sleep (--poll event) or spin.
+/* The next completion within --timeout: poll; if none, sleep (--poll event), spin
+ * (busy), or spin 100 us then sleep (adaptive: rc_cq_spin).
  * (void *: --inject's lessons take our completions through it too.) */
 static int next_wc(void *arg, struct ibv_wc *wc)
 {
 	struct client *cl = arg;
-	struct ibv_comp_channel *ch = cl->opt.rc.busy_poll ? NULL : cl->comp_ch;
+	struct ibv_comp_channel *ch;
 	struct rc_cq_wait w = { 0 };
 	bool armed = false;
 	struct ibv_cq *cq;
@@ -228,6 +229,7 @@ static int next_wc(void *arg, struct ibv_wc *wc)
 			return n > 0 ? rc_wc_check(&cl->log, wc)
 				     : rc_fail(&cl->log, EIO, "ibv_poll_cq failed (%d); hint: %s",
 					       n, rc_call_hint("ibv_poll_cq", EIO));
+		ch = rc_cq_spin(&w, cl->opt.rc.poll) ? NULL : cl->comp_ch;
 		if (ch && !armed) {
 			/* Ask for an event, then poll once more: one may have come first. */
 			if (ibv_req_notify_cq(cl->cq, 0))

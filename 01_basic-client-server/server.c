@@ -223,12 +223,13 @@ static int setup(struct conn *c)
 	return 0;
 }
 
-/* The next completion within --timeout: poll; if none, sleep (--poll event) or spin.
+/* The next completion within --timeout: poll; if none, sleep (--poll event), spin
+ * (busy), or spin 100 us then sleep (adaptive: rc_cq_spin).
  * (void *: --inject's lessons take our completions through it too.) */
 static int next_wc(void *arg, struct ibv_wc *wc)
 {
 	struct conn *c = arg;
-	struct ibv_comp_channel *ch = c->srv->opt.rc.busy_poll ? NULL : c->comp_ch;
+	struct ibv_comp_channel *ch;
 	int fds[2] = { c->cm_ch->fd, c->srv->cancel_fd };
 	struct rc_cq_wait w = { 0 };
 	struct rc_cm_info ev;
@@ -244,6 +245,7 @@ static int next_wc(void *arg, struct ibv_wc *wc)
 			return n > 0 ? rc_wc_check(&c->log, wc)
 				     : rc_fail(&c->log, EIO, "ibv_poll_cq failed (%d); hint: %s", n,
 					       rc_call_hint("ibv_poll_cq", EIO));
+		ch = rc_cq_spin(&w, c->srv->opt.rc.poll) ? NULL : c->comp_ch;
 		if (ch && !armed) {
 			/* Ask for an event, then poll once more: one may have come first. */
 			if (ibv_req_notify_cq(c->cq, 0))

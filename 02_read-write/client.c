@@ -594,7 +594,7 @@ int main(int argc, char **argv)
 	/* Line-buffered even into a pipe: scripts watch our progress. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	rc_conn_init(c, "client", cl.opt.rc.verbose, cl.opt.rc.timeout_ms, -1);
-	c->busy_poll = cl.opt.rc.busy_poll;
+	c->poll_mode = cl.opt.rc.poll;
 	c->ack_timeout = (uint8_t)cl.opt.rc.ack_timeout;
 	c->retry_count = (uint8_t)cl.opt.rc.retry_count;
 	c->link_hooks = &rc_link_counters; /* a lossy link extends the waits */

@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 	snprintf(cl.qname, sizeof(cl.qname), "'%s'", q);
 	snprintf(cl.qlocal, sizeof(cl.qlocal), "'%.390s'", cl.opt.local);
 	rc_conn_init(c, "client", cl.opt.rc.verbose, cl.opt.rc.timeout_ms, -1);
-	c->busy_poll = cl.opt.rc.busy_poll;
+	c->poll_mode = cl.opt.rc.poll;
 	c->ack_timeout = (uint8_t)cl.opt.rc.ack_timeout;
 	c->retry_count = (uint8_t)cl.opt.rc.retry_count;
 	c->link_hooks = &rc_link_counters; /* a lossy link extends the waits */

@@ -69,12 +69,14 @@ int rc_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-int rc_parse_poll(const char *s, bool *busy)
+int rc_parse_poll(const char *s, enum rc_poll_mode *mode)
 {
 	if (s && !strcmp(s, "event"))
-		*busy = false;
+		*mode = RC_POLL_EVENT;
 	else if (s && !strcmp(s, "busy"))
-		*busy = true;
+		*mode = RC_POLL_BUSY;
+	else if (s && !strcmp(s, "adaptive"))
+		*mode = RC_POLL_ADAPTIVE;
 	else
 		return -EINVAL;
 	return 0;
@@ -174,8 +176,9 @@ int rc_opts_handle(struct rc_opts *o, int c, const char *arg, char *const argv[]
 					      arg);
 		return 1;
 	case RC_OPT_POLL:
-		if (rc_parse_poll(arg, &o->busy_poll))
-			return rc_usage_error(err, errlen, "invalid poll mode '%s' (event or busy)",
+		if (rc_parse_poll(arg, &o->poll))
+			return rc_usage_error(err, errlen,
+					      "invalid poll mode '%s' (event, busy or adaptive)",
 					      arg);
 		return 1;
 	case RC_OPT_MAX_CLIENTS:

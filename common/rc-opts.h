@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "rc-allow.h"
+#include "rdma-common.h"
 
 /* Exit codes shared by every program of the collection. */
 enum rc_exit {
@@ -33,15 +34,15 @@ enum rc_exit {
 struct rc_opts {
 	const char *port; /* -p PORT */
 	bool port_given;
-	const char *bind;      /* -b ADDR (servers) */
-	int timeout_ms;	       /* --timeout SEC */
-	bool verbose;	       /* -v */
-	bool busy_poll;	       /* --poll event|busy */
-	bool once;	       /* --once (servers) */
-	int max_clients;       /* --max-clients N (servers) */
-	struct rc_allow allow; /* --allow PREFIX... (servers) */
-	int ack_timeout;       /* --ack-timeout N: 4.096 us x 2^N, 0..31 */
-	int retry_count;       /* --retry-count N: 0..7 */
+	const char *bind;	/* -b ADDR (servers) */
+	int timeout_ms;		/* --timeout SEC */
+	bool verbose;		/* -v */
+	enum rc_poll_mode poll; /* --poll event|busy|adaptive */
+	bool once;		/* --once (servers) */
+	int max_clients;	/* --max-clients N (servers) */
+	struct rc_allow allow;	/* --allow PREFIX... (servers) */
+	int ack_timeout;	/* --ack-timeout N: 4.096 us x 2^N, 0..31 */
+	int retry_count;	/* --retry-count N: 0..7 */
 };
 
 /* getopt_long codes of the shared long-only options; examples number
@@ -97,8 +98,9 @@ enum {
 #define RC_USAGE_CLIENT_WAIT(lossy) \
 	"  -p, --port PORT       server port (default " RC_DEFAULT_PORT ")\n" \
 	"      --timeout SEC     bound of every wait (default 10)\n" lossy \
-	"      --poll MODE       wait for completions by 'event' (sleep, default) or 'busy'\n" \
-	"                        (spin: lowest latency, one core at 100%)\n" \
+	"      --poll MODE       wait for completions by 'event' (sleep, default), 'busy'\n" \
+	"                        (spin: lowest latency, one core at 100%) or 'adaptive'\n" \
+	"                        (spin 100 us, then sleep)\n" \
 	"      --ack-timeout N   resend what the server has not acknowledged after\n" \
 	"                        4.096 us x 2^N (0 to 31, 0: never; default " RC_STR(RC_DEFAULT_ACK_TIMEOUT) ": 67 ms)\n" \
 	"      --retry-count N   resends in a row without an answer before a request fails\n" \
@@ -116,7 +118,8 @@ enum {
 	"      --allow PREFIX    accept connections only from PREFIX (ADDR or ADDR/LEN,\n" \
 	"                        IPv4 or IPv6; repeatable; default: from anywhere)\n" \
 	"      --timeout SEC     bound of every wait within a connection (default 10)\n" lossy \
-	"      --poll MODE       'event' (default) or 'busy': busy spins one core per client\n" \
+	"      --poll MODE       'event' (default), 'busy' (spins one core per client) or\n" \
+	"                        'adaptive' (spins 100 us, then sleeps)\n" \
 	"      --ack-timeout N   resend what a client has not acknowledged after\n" \
 	"                        4.096 us x 2^N (0 to 31, 0: never; default " RC_STR(RC_DEFAULT_ACK_TIMEOUT) ": 67 ms)\n" \
 	"      --retry-count N   accepted (0 to 7; default " RC_STR(RC_DEFAULT_RETRY_COUNT) ") but not used: the IB CM gives\n" \
@@ -176,9 +179,9 @@ int rc_opts_end(struct rc_opts *o, int ret, int argc, char *const argv[], enum r
 int rc_usage_error(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* "event" (sleep on the completion channel) or "busy" (spin on the CQ).
- * Returns 0 or -EINVAL. */
-int rc_parse_poll(const char *s, bool *busy);
+/* "event" (sleep on the completion channel), "busy" (spin on the CQ) or
+ * "adaptive" (spin, then sleep). Returns 0 or -EINVAL. */
+int rc_parse_poll(const char *s, enum rc_poll_mode *mode);
 /* "4096", "64K", "1M", "2g" (binary units). Returns 0 or -EINVAL. */
 int rc_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* A TCP-style port 0..65535, as text. Returns 0 or -EINVAL. */

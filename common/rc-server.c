@@ -75,7 +75,7 @@ static int start_client(struct rc_listener *l, const struct rc_serve_opts *o, st
 
 	snprintf(name, sizeof(name), "server conn %u", seq);
 	rc_conn_init(&s->conn, name, o->verbose, o->timeout_ms, cancel_fd);
-	s->conn.busy_poll = o->busy_poll;
+	s->conn.poll_mode = o->poll_mode;
 	s->conn.ack_timeout = (uint8_t)o->ack_timeout;
 	s->conn.retry_count = (uint8_t)o->retry_count;
 	s->conn.link_hooks = o->link_hooks;
@@ -264,7 +264,7 @@ int rc_server_main(const char *prog, const struct rc_opts *o, rc_serve_fn fn, vo
 				     .timeout_ms = o->timeout_ms,
 				     .verbose = o->verbose,
 				     .stop_fd = stop_fd,
-				     .busy_poll = o->busy_poll,
+				     .poll_mode = o->poll,
 				     .ack_timeout = o->ack_timeout,
 				     .retry_count = o->retry_count,
 				     .allow = &o->allow,

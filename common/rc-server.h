@@ -32,7 +32,7 @@ struct rc_serve_opts {
 	int timeout_ms;
 	bool verbose;
 	int stop_fd;		      /* readable = shut down (e.g. a signalfd) */
-	bool busy_poll;		      /* each connection spins on its CQ (see rc_conn) */
+	enum rc_poll_mode poll_mode;  /* each connection's (see rc_conn) */
 	int ack_timeout, retry_count; /* each connection's (see rc_conn) */
 	const struct rc_allow *allow; /* NULL or empty: everyone may connect */
 	/* Each connection's (see rc_conn); rc_server_main sets rc_link_counters. */

@@ -246,10 +246,27 @@ struct rc_link_hooks {
 	void (*explain)(struct rc_conn *c, const struct ibv_wc *wc);
 };
 
+/*
+ * How a wait for a completion waits when the CQ is empty.
+ * EVENT: arm the CQ, poll once more, sleep on its channel (a wake-up per
+ *   completion, no CPU while idle).
+ * BUSY: spin on the CQ (lowest latency, one core per waiting thread).
+ * ADAPTIVE: spin for RC_SPIN_BUDGET_US, then as EVENT (what services do).
+ */
+enum rc_poll_mode { RC_POLL_EVENT, RC_POLL_BUSY, RC_POLL_ADAPTIVE };
+
+/*
+ * ADAPTIVE's spin budget: 100 us, about two round trips on Soft-RoCE
+ * (~50 us each), many on a hardware NIC (a few us): a reply that comes
+ * back under load is caught spinning; a peer that is idle costs at most
+ * 100 us of CPU per wait, then the wait sleeps.
+ */
+#define RC_SPIN_BUDGET_US 100
+
 struct rc_conn {
 	struct rc_log log;
-	int timeout_ms; /* bound of every single wait */
-	bool busy_poll; /* spin on the CQ instead of sleeping on its channel */
+	int timeout_ms;		     /* bound of every single wait */
+	enum rc_poll_mode poll_mode; /* when the CQ is empty: sleep, spin or both */
 	/* The local ACK timeout (4.096 us x 2^N) and the retry count this side
 	 * asks for; rc_conn_init sets RC_ACK_TIMEOUT and RC_RETRY_COUNT. */
 	uint8_t ack_timeout, retry_count;
@@ -449,7 +466,15 @@ int rc_wc_check(struct rc_log *log, const struct ibv_wc *wc);
 struct rc_cq_wait {
 	uint64_t deadline_us; /* set at the first call that needs it */
 	unsigned spins;
+	uint64_t spin_until_us; /* ADAPTIVE: the end of the spin budget */
 };
+/*
+ * Whether a wait in mode m that found the CQ empty spins (true: poll
+ * again, rc_wait_cq with no channel) or sleeps (false: arm the CQ, poll
+ * once more, then rc_wait_cq on the channel). ADAPTIVE spins until
+ * RC_SPIN_BUDGET_US after its first empty poll of this wait (w zeroed).
+ */
+bool rc_cq_spin(struct rc_cq_wait *w, enum rc_poll_mode m);
 int rc_wait_cq(struct rc_cq_wait *w, struct ibv_comp_channel *channel, const int *fds, int n,
 	       int timeout_ms, struct rc_log *log);
 /*

@@ -217,6 +217,28 @@ int rc_wc_check(struct rc_log *log, const struct ibv_wc *wc)
 		       rc_wc_status_hint(wc->status));
 }
 
+bool rc_cq_spin(struct rc_cq_wait *w, enum rc_poll_mode m)
+{
+	uint64_t now;
+
+	if (m != RC_POLL_ADAPTIVE)
+		return m == RC_POLL_BUSY;
+	/* Once slept (armed), this wait does not spin again: the budget is
+	 * spent, and an event woke us because something arrived. */
+	if (w->spin_until_us == UINT64_MAX)
+		return false;
+	/* The clock every 16 empty polls: it may be a system call (hpet). */
+	if (w->spin_until_us && w->spins % 16)
+		return true;
+	now = rc_now_us();
+	if (!w->spin_until_us)
+		w->spin_until_us = now + RC_SPIN_BUDGET_US;
+	if (now < w->spin_until_us)
+		return true;
+	w->spin_until_us = UINT64_MAX;
+	return false;
+}
+
 int rc_wait_cq(struct rc_cq_wait *w, struct ibv_comp_channel *channel, const int *fds, int n,
 	       int timeout_ms, struct rc_log *log)
 {
@@ -321,7 +343,8 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 			c->wc_count = n;
 			continue;
 		}
-		busy = c->busy_poll && !c->peer_disconnected;
+		/* A peer gone: no completion is coming, stop spinning. */
+		busy = !c->peer_disconnected && rc_cq_spin(&w, c->poll_mode);
 		if (!busy && !armed) {
 			/* Ask for an event on the next completion, then poll
 			 * once more: one may have arrived before we asked. */

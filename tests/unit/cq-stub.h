@@ -47,7 +47,7 @@ static void empty_cq_conn_init(struct empty_cq_conn *e, bool busy, int timeout_m
 	e->ctx.ops.req_notify_cq = notify_ok;
 	e->cq.context = &e->ctx;
 	rc_conn_init(&e->c, "test", false, timeout_ms, -1);
-	e->c.busy_poll = busy;
+	e->c.poll_mode = busy ? RC_POLL_BUSY : RC_POLL_EVENT;
 	e->c.dev.cq = &e->cq;
 	e->c.dev.channel = &e->ch;
 	e->c.link_hooks = CQ_STUB_HOOKS;

@@ -258,7 +258,7 @@ static void client_options(void **state)
 			 0);
 	assert_string_equal(o.rc.port, "5000");
 	assert_int_equal(o.size, 3);
-	assert_false(o.rc.busy_poll);
+	assert_int_equal(o.rc.poll, RC_POLL_EVENT);
 	assert_false(o.json);
 
 	assert_int_equal(basic_parse_client(ARGC("h", "--json", "-n", "2"),
@@ -299,7 +299,11 @@ static void client_options(void **state)
 	assert_int_equal(basic_parse_client(ARGC("--poll", "busy", "h"),
 					    ARGV("--poll", "busy", "h"), &o, err, sizeof(err)),
 			 0);
-	assert_true(o.rc.busy_poll);
+	assert_int_equal(o.rc.poll, RC_POLL_BUSY);
+	assert_int_equal(basic_parse_client(ARGC("--poll", "adaptive", "h"),
+					    ARGV("--poll", "adaptive", "h"), &o, err, sizeof(err)),
+			 0);
+	assert_int_equal(o.rc.poll, RC_POLL_ADAPTIVE);
 	assert_int_equal(basic_parse_client(ARGC("--poll", "spin", "h"),
 					    ARGV("--poll", "spin", "h"), &o, err, sizeof(err)),
 			 -EINVAL);

@@ -276,6 +276,47 @@ static int parse_shared(int argc, char **argv, struct rc_opts *o, char *err)
 	return 0;
 }
 
+/* --poll's three modes by name; anything else (a prefix, a case) refused. */
+static void parse_poll_modes(void **state)
+{
+	enum rc_poll_mode m = RC_POLL_BUSY;
+
+	(void)state;
+	assert_int_equal(rc_parse_poll("event", &m), 0);
+	assert_int_equal(m, RC_POLL_EVENT);
+	assert_int_equal(rc_parse_poll("busy", &m), 0);
+	assert_int_equal(m, RC_POLL_BUSY);
+	assert_int_equal(rc_parse_poll("adaptive", &m), 0);
+	assert_int_equal(m, RC_POLL_ADAPTIVE);
+	assert_int_equal(rc_parse_poll("adapt", &m), -EINVAL);
+	assert_int_equal(rc_parse_poll("Adaptive", &m), -EINVAL);
+	assert_int_equal(rc_parse_poll("", &m), -EINVAL);
+	assert_int_equal(rc_parse_poll(NULL, &m), -EINVAL);
+	assert_int_equal(m, RC_POLL_ADAPTIVE); /* a refused value changes nothing */
+}
+
+/* adaptive spins within its budget, then sleeps for the rest of the wait;
+ * event never spins, busy always does. */
+static void cq_spin_budget(void **state)
+{
+	struct rc_cq_wait w = { 0 };
+	uint64_t start;
+	unsigned n = 0;
+
+	(void)state;
+	assert_false(rc_cq_spin(&w, RC_POLL_EVENT));
+	assert_true(rc_cq_spin(&w, RC_POLL_BUSY));
+	start = rc_now_us();
+	/* As rc_wait_cq counts the spins between two looks at the clock. */
+	while (rc_cq_spin(&w, RC_POLL_ADAPTIVE))
+		w.spins++, n++;
+	assert_true(n > 0);
+	assert_true(rc_now_us() - start >= RC_SPIN_BUDGET_US);
+	assert_false(rc_cq_spin(&w, RC_POLL_ADAPTIVE)); /* spent: no second spin */
+	w = (struct rc_cq_wait){ 0 };
+	assert_true(rc_cq_spin(&w, RC_POLL_ADAPTIVE)); /* a new wait spins again */
+}
+
 static void shared_options(void **state)
 {
 	char *good[] = { "prog", "-p",	      "0",   "-b",     "::1",  "--once", "--max-clients",
@@ -296,7 +337,7 @@ static void shared_options(void **state)
 	assert_string_equal(o.port, "0");
 	assert_true(o.port_given);
 	assert_string_equal(o.bind, "::1");
-	assert_true(o.once && o.verbose && o.busy_poll);
+	assert_true(o.once && o.verbose && o.poll == RC_POLL_BUSY);
 	assert_int_equal(o.max_clients, 3);
 	assert_int_equal(o.timeout_ms, 1500);
 
@@ -307,7 +348,7 @@ static void shared_options(void **state)
 	assert_int_equal(o.max_clients, 8);
 	assert_int_equal(parse_shared(2, help, &o, err), 2);
 	assert_int_equal(parse_shared(3, bad_poll, &o, err), -EINVAL);
-	assert_non_null(strstr(err, "poll mode 'fast'"));
+	assert_non_null(strstr(err, "poll mode 'fast' (event, busy or adaptive)"));
 	assert_int_equal(parse_shared(3, bad_port, &o, err), -EINVAL);
 	assert_non_null(strstr(err, "invalid port '70000'"));
 	assert_int_equal(parse_shared(2, no_value, &o, err), -EINVAL);
@@ -722,6 +763,8 @@ int main(void)
 		cmocka_unit_test(hdr_rejects_malformed),
 		cmocka_unit_test(priv_allows_padding_not_truncation),
 		cmocka_unit_test(parse_size_units),
+		cmocka_unit_test(parse_poll_modes),
+		cmocka_unit_test(cq_spin_budget),
 		cmocka_unit_test(parse_size_rejects),
 		cmocka_unit_test(parse_port_timeout_uint),
 		cmocka_unit_test(lesson_names),

@@ -469,7 +469,7 @@ static void client_options(void **state)
 	assert_int_equal(o.rc.timeout_ms, 10000);
 	assert_int_equal(o.inject, RW_INJECT_NONE);
 	assert_false(o.rc.verbose);
-	assert_false(o.rc.busy_poll);
+	assert_int_equal(o.rc.poll, RC_POLL_EVENT);
 	assert_false(o.json);
 	assert_int_equal(o.rc.ack_timeout, RC_DEFAULT_ACK_TIMEOUT);
 	assert_int_equal(o.rc.retry_count, RC_DEFAULT_RETRY_COUNT);
@@ -555,7 +555,7 @@ static void client_options(void **state)
 	assert_int_equal(rw_parse_client(ARGC("--poll", "busy", "h"), ARGV("--poll", "busy", "h"),
 					 &o, err, sizeof(err)),
 			 0);
-	assert_true(o.rc.busy_poll);
+	assert_int_equal(o.rc.poll, RC_POLL_BUSY);
 	assert_int_equal(
 		rw_parse_client(ARGC("-s", "1G", "h"), ARGV("-s", "1G", "h"), &o, err, sizeof(err)),
 		0);
@@ -658,7 +658,7 @@ static void server_options(void **state)
 	assert_int_equal(rw_parse_server(ARGC("--poll", "busy"), ARGV("--poll", "busy"), &o, err,
 					 sizeof(err)),
 			 0);
-	assert_true(o.rc.busy_poll);
+	assert_int_equal(o.rc.poll, RC_POLL_BUSY);
 	assert_int_equal(rw_parse_server(ARGC("-p", "x"), ARGV("-p", "x"), &o, err, sizeof(err)),
 			 -EINVAL);
 	assert_int_equal(rw_parse_server(ARGC("-s", "0"), ARGV("-s", "0"), &o, err, sizeof(err)),

@@ -706,7 +706,7 @@ static void client_options(void **state)
 	assert_int_equal(o.progress, 0);
 	assert_int_equal(o.rc.timeout_ms, 2500);
 	assert_true(o.rc.verbose);
-	assert_false(o.rc.busy_poll);
+	assert_int_equal(o.rc.poll, RC_POLL_EVENT);
 
 	/* put to HOST: keeps the source's own name. */
 	assert_int_equal(
@@ -724,7 +724,7 @@ static void client_options(void **state)
 					   ARGV("-q", "--poll", "busy", "h:a", "b"), &o, err,
 					   sizeof(err)),
 			 0);
-	assert_true(o.rc.busy_poll);
+	assert_int_equal(o.rc.poll, RC_POLL_BUSY);
 	assert_true(o.quiet);
 	assert_int_equal(o.progress, 0);
 }
@@ -803,7 +803,7 @@ static void server_options(void **state)
 	assert_int_equal(o.lim.max_depth, 3);
 	assert_true(o.lim.max_mem == 1u << 20);
 	assert_int_equal(o.rc.timeout_ms, 3000);
-	assert_true(o.rc.busy_poll);
+	assert_int_equal(o.rc.poll, RC_POLL_BUSY);
 	assert_true(o.rc.verbose);
 	assert_int_equal(xfer_parse_server(ARGC("-r", "d", "--hash-threads", "1"),
 					   ARGV("-r", "d", "--hash-threads", "1"), &o, err,
