@@ -391,10 +391,23 @@ t_inline_too_large_names_the_limit() {
 	want_err both "--inject and --inline exclude each other"
 }
 
+t_adaptive_poll_both_sides() {
+	# --poll adaptive: each wait spins 100 us, then arms the CQ, polls once
+	# more and sleeps. The server's first wait (for the client's first
+	# SEND, after the connection's set-up) outlasts the budget: it sleeps.
+	start_server srv "$S" --once --poll adaptive || return 1
+	run cli "$C" "${CT[@]}" --poll adaptive -n 300 "$RDMA_IP" "$PORT"
+	want_rc cli 0 || return 1
+	want_out cli "^verified 300 of 300 replies$" || return 1
+	wait_exit srv 10
+	want_rc srv 0 || return 1
+	[ "$(count_out srv "^received 'Hello RDMA'")" = 300 ] || fail "server printed $(count_out srv "^received") messages, not 300"
+}
+
 run_tests t_one_message t_custom_text_and_port_option t_thousand_messages_with_latency t_locked_memory_message \
 	t_64k_payload t_one_server_three_clients_in_a_row t_three_clients_at_once \
 	t_nothing_listening t_not_an_rdma_address t_unreachable_host t_bad_options t_server_killed_during_session \
 	t_client_killed_server_survives t_server_stops_cleanly_with_client_connected \
 	t_foreign_client_rejected t_too_many_clients_rejected_busy t_ipv6 t_sequence_matches_trace t_retry_options_reach_the_qps t_valgrind_clean \
 	t_json_output t_lesson_no_recv t_lesson_sq_overflow t_lesson_bad_options t_inline_messages \
-	t_inline_too_large_names_the_limit
+	t_inline_too_large_names_the_limit t_adaptive_poll_both_sides

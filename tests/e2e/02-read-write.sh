@@ -561,6 +561,16 @@ t_json_output() {
 		d['read'] is None and 'REJECTED' in d['error']"
 }
 
+t_adaptive_poll_verifies() {
+	# --poll adaptive reaches common's rc_next_wc: spin, then arm and sleep.
+	start_server srv "$S" --once --poll adaptive || return 1
+	run cli "$C" "${CT[@]}" --poll adaptive -s 65536 "$RDMA_IP" "$PORT"
+	want_rc cli 0 || return 1
+	want_verified cli srv 65536 || return 1
+	wait_exit srv 10
+	want_rc srv 0
+}
+
 run_tests t_write_read_verify_default t_sizes_verified t_split_at_max_msg_sz t_pipelined_write_and_read \
 	t_two_clients_at_once_each_own_buffer t_inject_bad_rkey t_lesson_no_remote_read \
 	t_lesson_out_of_bounds t_lesson_no_read_depth t_lesson_unaligned t_lesson_dereg_other \
@@ -568,4 +578,4 @@ run_tests t_write_read_verify_default t_sizes_verified t_split_at_max_msg_sz t_p
 	t_bad_requests_leave_server_unaffected \
 	t_bad_options t_nothing_listening t_long_run_server_probes_client \
 	t_client_killed_server_survives t_server_stops_cleanly_with_client_connected \
-	t_sequence_matches_trace t_retry_options_reach_the_qps t_json_output
+	t_sequence_matches_trace t_retry_options_reach_the_qps t_json_output t_adaptive_poll_verifies
