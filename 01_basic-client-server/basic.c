@@ -39,9 +39,9 @@ int basic_hello_unpack(const void *priv, size_t len, uint32_t *max_payload, uint
 	/* A flag we do not know would be a promise we cannot keep. */
 	if (m.body[5] & ~BASIC_HELLO_FLAGS)
 		return rc_bad_msg(err, errlen, "HELLO with unknown flags 0x%02x", m.body[5]);
-	if (m.body[4] >= BASIC_INJECT_COUNT)
+	if (m.body[4] >= BASIC_HELLO_LESSONS)
 		return rc_bad_msg(err, errlen, "unknown lesson %u (1 to %u)", m.body[4],
-				  BASIC_INJECT_COUNT - 1);
+				  BASIC_HELLO_LESSONS - 1);
 	*lesson = m.body[4];
 	*flags = m.body[5];
 	*max_payload = rc_get32(m.body);

@@ -191,7 +191,7 @@ static int connect_server(struct client *cl)
 				     .rnr_retry_count = RC_RNR_RETRY_COUNT };
 	int ret;
 
-	basic_hello_pack(hello, cl->opt.size, (uint8_t)cl->opt.inject,
+	basic_hello_pack(hello, cl->opt.size, lesson_hello_byte(cl->opt.inject),
 			 cl->opt.send_inline ? BASIC_HELLO_INLINE : 0);
 	/* Resend after 4.096 us x 2^t without an ACK (--ack-timeout; at RTS). */
 	if (rdma_set_option(cl->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t)))

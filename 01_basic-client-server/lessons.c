@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define WR_LESSON 1 /* the lesson's SEND; sq-overflow: WR_LESSON + i */
 
@@ -319,6 +320,88 @@ static int lesson_sq_overflow(struct lesson_conn *v)
 		     n, cap);
 }
 
+/* ------------------------------------------------------------------ */
+/* Client: arm-late                                                    */
+/* ------------------------------------------------------------------ */
+
+/* How long the reply gets to land before we arm: a round trip on
+ * Soft-RoCE is ~50 us, on a NIC a few; 50 ms is certainly after it. */
+#define ARM_LATE_SETTLE_US 50000
+/* The sleep that no event ends: --timeout, but at most 2 s. */
+#define ARM_LATE_WAIT_MS 2000
+
+uint8_t lesson_hello_byte(unsigned lesson)
+{
+	return lesson == BASIC_INJECT_ARM_LATE ? 0 : (uint8_t)lesson;
+}
+
+static int lesson_arm_late(struct lesson_conn *v, const char *text, uint32_t size)
+{
+	struct ibv_cq *cq = v->id->qp->recv_cq, *ev_cq;
+	struct ibv_comp_channel *ch = cq->channel;
+	uint32_t len = (uint32_t)sizeof(struct rc_hdr) + size;
+	struct ibv_sge sge = { (uintptr_t)v->buf, len, v->mr->lkey };
+	struct ibv_send_wr *bad, wr = { .wr_id = WR_LESSON,
+					.sg_list = &sge,
+					.num_sge = 1,
+					.opcode = IBV_WR_SEND,
+					.send_flags = IBV_SEND_SIGNALED };
+	int wait_ms = v->timeout_ms < ARM_LATE_WAIT_MS ? v->timeout_ms : ARM_LATE_WAIT_MS;
+	struct ibv_wc wc[4];
+	uint64_t t0;
+	void *ev_ctx;
+	char kernel[64];
+	int n, ret;
+
+	printf("Posting a SEND and not polling for %d ms: the server's reply lands in\n"
+	       "the CQ meanwhile. Then the wrong adaptive wait: arm the CQ\n"
+	       "(ibv_req_notify_cq) and sleep on the completion channel at once,\n"
+	       "without polling once more; waiting up to %d ms for an event.\n",
+	       ARM_LATE_SETTLE_US / 1000, wait_ms);
+	basic_data_pack(v->buf, 0, text, size);
+	/* The message; the server echoes it into the receive setup posted. */
+	if ((ret = ibv_post_send(v->id->qp, &wr, &bad)))
+		return rc_fail_call(v->log, "ibv_post_send", ret, NULL);
+	usleep(ARM_LATE_SETTLE_US);
+	/* The mistake: an event only for completions added after this call. */
+	if (ibv_req_notify_cq(cq, 0))
+		return rc_fail_call(v->log, "ibv_req_notify_cq", errno, NULL);
+	t0 = rc_now_us();
+	ret = rc_wait_readable(&ch->fd, 1, t0 + (uint64_t)wait_ms * 1000u);
+	if (ret < 0 && ret != -ETIMEDOUT)
+		return rc_fail(v->log, -ret, "poll on the completion channel: %s", strerror(-ret));
+	/* Takes the event, if one came, and acknowledges it (ibv_destroy_cq waits). */
+	if (ret == 0 && ibv_get_cq_event(ch, &ev_cq, &ev_ctx) == 0)
+		ibv_ack_cq_events(ev_cq, 1);
+	printf("After %.1f ms: %s.\n", (double)(rc_now_us() - t0) / 1000.0,
+	       ret == 0 ? "an event came" : "no event came, the wait timed out");
+	/* The one poll the wait left out: what was in the CQ all along. */
+	n = ibv_poll_cq(cq, 4, wc);
+	if (n < 0)
+		return rc_fail(v->log, EIO, "ibv_poll_cq failed (%d)", n);
+	for (int i = 0; i < n; i++)
+		printf("  then polled: %s %s wr_id=%" PRIu64 "\n", rc_wc_opcode_str(wc[i].opcode),
+		       ibv_wc_status_str(wc[i].status), wc[i].wr_id);
+	if (ret == 0 || n < 2)
+		return rc_fail(v->log, EPROTO,
+			       "this device %s, and %d completion(s) were in the CQ afterwards: "
+			       "not the race this lesson shows (kernel %s)",
+			       ret == 0 ? "raised an event for a completion queued before the arm"
+					: "timed out",
+			       n, rc_kernel_release(kernel, sizeof(kernel)));
+	printf("\nWhat happened: ibv_req_notify_cq asks for an event on the next\n"
+	       "completion added to the CQ, not for those already in it. The reply and\n"
+	       "the SEND's completion were there before the arm, so no event came, and\n"
+	       "a wait that sleeps right after arming sleeps until its timeout (or for\n"
+	       "ever). The fix, as every wait here does (next_wc, rc_next_wc): arm, then\n"
+	       "poll once more before sleeping.\n\n");
+	return shown(BASIC_INJECT_ARM_LATE,
+		     "armed after the completion arrived and did not poll again: no event in %d "
+		     "ms, %d completions were in the CQ all along; fix: arm, then poll once "
+		     "more before sleeping",
+		     wait_ms, n);
+}
+
 int lesson_client_run(const struct client_opts *o, unsigned max_send_wr, struct rdma_cm_id *id,
 		      struct ibv_mr *mr, struct rc_log *log, lesson_next_wc_fn *next_wc, void *side)
 {
@@ -334,6 +417,7 @@ int lesson_client_run(const struct client_opts *o, unsigned max_send_wr, struct 
 	switch (o->inject) {
 	case BASIC_INJECT_NO_RECV: return lesson_no_recv(&v, o->size);
 	case BASIC_INJECT_SQ_OVERFLOW: return lesson_sq_overflow(&v);
+	case BASIC_INJECT_ARM_LATE: return lesson_arm_late(&v, o->text, o->size);
 	default: return rc_fail(log, EINVAL, "no lesson %u", o->inject);
 	}
 }

@@ -6,6 +6,8 @@
  *
  *   no-recv      the server posts no receive before the client's SEND
  *   sq-overflow  one ibv_post_send of more SENDs than the send queue holds
+ *   arm-late     the CQ armed after the reply arrived, then a sleep on the
+ *                channel without polling once more (the client's alone)
  */
 #ifndef BASIC_LESSONS_H
 #define BASIC_LESSONS_H
@@ -21,6 +23,10 @@
  * the client's QP (the REP carries it), so its SEND fails after this many
  * retries instead of RC_RNR_RETRY_COUNT. */
 #define LESSON_RNR_RETRY 2
+
+/* The HELLO's lesson byte for --inject lesson: 0 for arm-late, a lesson
+ * of the client's alone (the server answers as for any client). */
+uint8_t lesson_hello_byte(unsigned lesson);
 
 /* The side's next completion, within --timeout: 0, a failed completion
  * -EIO, -ECONNRESET when the peer has left, or another negative errno. */

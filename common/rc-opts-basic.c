@@ -31,7 +31,9 @@ static const char client_usage[] =
 	"                        what it teaches, 1 if something else happened). LESSON:\n"
 	"          no-recv         the server posts no receive before our SEND\n"
 	"          sq-overflow     one ibv_post_send of more SENDs than the send queue "
-	"holds\n" RC_USAGE_CLIENT
+	"holds\n"
+	"          arm-late        arm the CQ after the reply arrived and sleep without\n"
+	"                          polling once more (waits min(--timeout, 2 s))\n" RC_USAGE_CLIENT
 	"\nSERVER is the server's IP address (or name) on its RDMA netdev.\n"
 	"Exit: 0 ok, 1 failed after connecting, 2 bad usage, 3 could not connect,\n"
 	"4 an --inject lesson showed what it teaches.\n";
@@ -49,6 +51,7 @@ static const char *const inject_names[BASIC_INJECT_COUNT] = {
 	[BASIC_INJECT_NONE] = "none",
 	[BASIC_INJECT_NO_RECV] = "no-recv",
 	[BASIC_INJECT_SQ_OVERFLOW] = "sq-overflow",
+	[BASIC_INJECT_ARM_LATE] = "arm-late",
 };
 
 const char *basic_inject_name(unsigned inject)
@@ -107,7 +110,8 @@ int basic_parse_client(int argc, char **argv, struct client_opts *o, char *err, 
 			if (o->inject == BASIC_INJECT_COUNT)
 				return rc_usage_error(
 					err, errlen,
-					"unknown --inject '%s' (no-recv or sq-overflow)", optarg);
+					"unknown --inject '%s' (no-recv, sq-overflow or arm-late)",
+					optarg);
 			break;
 		}
 	}

@@ -27,8 +27,14 @@ enum basic_inject {
 	BASIC_INJECT_NONE = 0,
 	BASIC_INJECT_NO_RECV = 1,     /* the server posts no receive before our SEND */
 	BASIC_INJECT_SQ_OVERFLOW = 2, /* more SENDs in one post than the send queue holds */
+	/* The CQ armed after the reply arrived, no poll after: the client's
+	 * alone (its HELLO says 0, the server answers as for any client). */
+	BASIC_INJECT_ARM_LATE = 3,
 	BASIC_INJECT_COUNT
 };
+/* The HELLO's lesson bytes a server takes: 0 and the lessons it has a part
+ * in (1 to BASIC_HELLO_LESSONS - 1); arm-late's client says 0. */
+#define BASIC_HELLO_LESSONS BASIC_INJECT_ARM_LATE
 
 /* "no-recv", ... ("none" for 0, "(unknown)" past the last). */
 const char *basic_inject_name(unsigned inject);

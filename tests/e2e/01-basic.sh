@@ -333,7 +333,7 @@ t_lesson_sq_overflow() {
 
 t_lesson_bad_options() {
 	run c1 "$C" --inject no-such "$RDMA_IP"; want_rc c1 2 || return 1
-	want_err c1 "unknown --inject 'no-such' \(no-recv or sq-overflow\)" || return 1
+	want_err c1 "unknown --inject 'no-such' \(no-recv, sq-overflow or arm-late\)" || return 1
 	run c2 "$C" --inject no-recv -n 2 "$RDMA_IP"; want_rc c2 2 || return 1
 	want_err c2 "--inject runs one lesson: without --json and -n" || return 1
 	run h1 "$C" --help; want_rc h1 0 || return 1
@@ -391,6 +391,19 @@ t_inline_too_large_names_the_limit() {
 	want_err both "--inject and --inline exclude each other"
 }
 
+t_lesson_arm_late() {
+	# The reply lands before the arm; no poll after it: no event, the wait
+	# ends at min(--timeout, 2 s), and the poll after it finds both.
+	start_server srv "$S" || return 1
+	run les "$C" --timeout 3 --inject arm-late "$RDMA_IP" "$PORT"
+	want_lesson_shown les arm-late "armed after the completion arrived and did not poll again: no event in 2000 ms, 2 completions were in the CQ all along; fix: arm, then poll once more before sleeping" || return 1
+	want_out les "^After [0-9.]+ ms: no event came, the wait timed out\.$" || return 1
+	want_out les "^  then polled: RECV success wr_id=" || return 1
+	wait_for srv "closed after 1 messages" 10 || return 1
+	serves_next srv || return 1
+	stop_server srv
+}
+
 t_adaptive_poll_both_sides() {
 	# --poll adaptive: each wait spins 100 us, then arms the CQ, polls once
 	# more and sleeps. The server's first wait (for the client's first
@@ -410,4 +423,4 @@ run_tests t_one_message t_custom_text_and_port_option t_thousand_messages_with_l
 	t_client_killed_server_survives t_server_stops_cleanly_with_client_connected \
 	t_foreign_client_rejected t_too_many_clients_rejected_busy t_ipv6 t_sequence_matches_trace t_retry_options_reach_the_qps t_valgrind_clean \
 	t_json_output t_lesson_no_recv t_lesson_sq_overflow t_lesson_bad_options t_inline_messages \
-	t_inline_too_large_names_the_limit t_adaptive_poll_both_sides
+	t_inline_too_large_names_the_limit t_adaptive_poll_both_sides t_lesson_arm_late

@@ -25,10 +25,10 @@ static int b_hello(struct hc *h, int arg)
 
 	basic_hello_pack(p, B_MAX, 0, 0);
 	switch (arg) {
-	case 100: len = 0; break;		     /* no HELLO at all */
-	case 105: p[20] = BASIC_INJECT_COUNT; break; /* a lesson nobody knows */
-	case 106: p[23] = 1; break;		     /* the last reserved byte */
-	case 107: p[21] = 0x80; break;		     /* a HELLO flag nobody knows */
+	case 100: len = 0; break;		      /* no HELLO at all */
+	case 105: p[20] = BASIC_HELLO_LESSONS; break; /* a lesson no server knows */
+	case 106: p[23] = 1; break;		      /* the last reserved byte */
+	case 107: p[21] = 0x80; break;		      /* a HELLO flag nobody knows */
 	case 108: /* --inline for 1 MiB messages: more than any device inlines */
 		rc_put32(p + 16, BASIC_MAX_PAYLOAD);
 		p[21] = BASIC_HELLO_INLINE;

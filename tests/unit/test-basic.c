@@ -73,12 +73,13 @@ static void hello_rejects_bad(void **state)
 	assert_int_equal(
 		basic_hello_unpack(priv, sizeof(priv), &max, &lesson, &flags, err, sizeof(err)),
 		-EBADMSG);
-	/* An unknown lesson, a reserved byte set. */
-	basic_hello_pack(priv, 100, BASIC_INJECT_COUNT, 0);
+	/* An unknown lesson (arm-late's is the client's alone: its HELLO says
+	 * 0), a reserved byte set. */
+	basic_hello_pack(priv, 100, BASIC_INJECT_ARM_LATE, 0);
 	assert_int_equal(
 		basic_hello_unpack(priv, sizeof(priv), &max, &lesson, &flags, err, sizeof(err)),
 		-EBADMSG);
-	assert_non_null(strstr(err, "unknown lesson 3"));
+	assert_non_null(strstr(err, "unknown lesson 3 (1 to 2)"));
 	basic_hello_pack(priv, 100, 0, 0);
 	priv[sizeof(struct rc_hdr) + 7] = 1;
 	assert_int_equal(
@@ -279,6 +280,12 @@ static void client_options(void **state)
 					    sizeof(err)),
 			 0);
 	assert_int_equal(o.inject, BASIC_INJECT_SQ_OVERFLOW);
+	assert_int_equal(basic_parse_client(ARGC("--inject", "arm-late", "h"),
+					    ARGV("--inject", "arm-late", "h"), &o, err,
+					    sizeof(err)),
+			 0);
+	assert_int_equal(o.inject, BASIC_INJECT_ARM_LATE);
+	assert_string_equal(basic_inject_name(o.inject), "arm-late");
 	assert_int_equal(basic_parse_client(ARGC("--inject", "none", "h"),
 					    ARGV("--inject", "none", "h"), &o, err, sizeof(err)),
 			 -EINVAL);
