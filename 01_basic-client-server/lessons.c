@@ -385,10 +385,13 @@ static int lesson_arm_late(struct lesson_conn *v, const char *text, uint32_t siz
 		       ibv_wc_status_str(wc[i].status), wc[i].wr_id);
 	if (ret == 0 || n < 2)
 		return rc_fail(v->log, EPROTO,
-			       "this device %s, and %d completion(s) were in the CQ afterwards: "
-			       "not the race this lesson shows (kernel %s)",
-			       ret == 0 ? "raised an event for a completion queued before the arm"
-					: "timed out",
+			       "%s, and %d completion(s) were in the CQ afterwards: not the race "
+			       "this lesson shows (kernel %s)",
+			       ret == 0
+				       ? "an event came: a completion was added after the arm (the "
+					 "reply was slower than the settle time here), or this "
+					 "device signals completions already queued"
+				       : "the wait timed out",
 			       n, rc_kernel_release(kernel, sizeof(kernel)));
 	printf("\nWhat happened: ibv_req_notify_cq asks for an event on the next\n"
 	       "completion added to the CQ, not for those already in it. The reply and\n"
