@@ -136,6 +136,22 @@ static int watch_send(struct lesson_conn *v, uint64_t t0, int *send_status, doub
 	return 0;
 }
 
+/* One signalled SEND of the message packed in v->buf (header + SIZE
+ * bytes), wr_id WR_LESSON: what both client lessons send. */
+static int post_message(struct lesson_conn *v, uint32_t size)
+{
+	struct ibv_sge sge = { (uintptr_t)v->buf, (uint32_t)sizeof(struct rc_hdr) + size,
+			       v->mr->lkey };
+	struct ibv_send_wr *bad, wr = { .wr_id = WR_LESSON,
+					.sg_list = &sge,
+					.num_sge = 1,
+					.opcode = IBV_WR_SEND,
+					.send_flags = IBV_SEND_SIGNALED };
+	int ret = ibv_post_send(v->id->qp, &wr, &bad);
+
+	return ret ? rc_fail_call(v->log, "ibv_post_send", ret, NULL) : 0;
+}
+
 /* --inject no-recv: a SEND that finds no receive. */
 static int lesson_no_recv(struct lesson_conn *v, uint32_t size)
 {
@@ -145,13 +161,6 @@ static int lesson_no_recv(struct lesson_conn *v, uint32_t size)
 		  0, 0 },
 		{ "retry_rnr_exceeded_err", "SENDs given up after the last RNR retry", 0, 0, 0 },
 	};
-	uint32_t len = (uint32_t)sizeof(struct rc_hdr) + size;
-	struct ibv_sge sge = { (uintptr_t)v->buf, len, v->mr->lkey };
-	struct ibv_send_wr *bad, wr = { .wr_id = WR_LESSON,
-					.sg_list = &sge,
-					.num_sge = 1,
-					.opcode = IBV_WR_SEND,
-					.send_flags = IBV_SEND_SIGNALED };
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr a;
 	enum ibv_qp_state st;
@@ -165,15 +174,15 @@ static int lesson_no_recv(struct lesson_conn *v, uint32_t size)
 	printf("inject no-recv: the server accepted without posting a receive, and gave our\n"
 	       "QP rnr_retry %u (the CM sets it from the server's rdma_accept). Now one SEND of\n"
 	       "%u bytes; we wait up to %d ms for its completion.\n",
-	       a.rnr_retry, len, v->timeout_ms);
+	       a.rnr_retry, (uint32_t)sizeof(struct rc_hdr) + size, v->timeout_ms);
 	for (i = 0; i < n; i++)
 		c[i].have = read_counter(v, c[i].name, &c[i].before);
 	basic_data_pack(v->buf, 0, NULL, size);
 	t0 = rc_now_ns();
 	/* The lesson: the server has no receive for this. */
-	ret = ibv_post_send(v->id->qp, &wr, &bad);
+	ret = post_message(v, size);
 	if (ret)
-		return rc_fail_call(v->log, "ibv_post_send", ret, NULL);
+		return ret;
 	ret = watch_send(v, t0, &status, &ms);
 	if (ret)
 		return ret;
@@ -340,13 +349,6 @@ static int lesson_arm_late(struct lesson_conn *v, const char *text, uint32_t siz
 {
 	struct ibv_cq *cq = v->id->qp->recv_cq, *ev_cq;
 	struct ibv_comp_channel *ch = cq->channel;
-	uint32_t len = (uint32_t)sizeof(struct rc_hdr) + size;
-	struct ibv_sge sge = { (uintptr_t)v->buf, len, v->mr->lkey };
-	struct ibv_send_wr *bad, wr = { .wr_id = WR_LESSON,
-					.sg_list = &sge,
-					.num_sge = 1,
-					.opcode = IBV_WR_SEND,
-					.send_flags = IBV_SEND_SIGNALED };
 	int wait_ms = v->timeout_ms < ARM_LATE_WAIT_MS ? v->timeout_ms : ARM_LATE_WAIT_MS;
 	struct ibv_wc wc[4];
 	uint64_t t0;
@@ -361,8 +363,9 @@ static int lesson_arm_late(struct lesson_conn *v, const char *text, uint32_t siz
 	       ARM_LATE_SETTLE_US / 1000, wait_ms);
 	basic_data_pack(v->buf, 0, text, size);
 	/* The message; the server echoes it into the receive setup posted. */
-	if ((ret = ibv_post_send(v->id->qp, &wr, &bad)))
-		return rc_fail_call(v->log, "ibv_post_send", ret, NULL);
+	ret = post_message(v, size);
+	if (ret)
+		return ret;
 	usleep(ARM_LATE_SETTLE_US);
 	/* The mistake: an event only for completions added after this call. */
 	if (ibv_req_notify_cq(cq, 0))
