@@ -166,8 +166,9 @@ int rc_device_async_event(struct rc_device *d, struct rc_async *ev);
  * 0, or a negative errno with d->log.err.
  */
 int rc_mem_reg(struct rc_device *d, void *addr, size_t len, int access, struct rc_buf *b);
-/* Deregister it: 0, or a negative errno with d->log.err (EBUSY: a window
- * is still bound to it); b is then as before, still registered. */
+/* Deregister it: 0, or a negative errno with d->log.err (a window still
+ * bound to it: EINVAL on Soft-RoCE, EBUSY elsewhere); b is then as before,
+ * still registered. */
 int rc_mem_dereg(struct rc_device *d, struct rc_buf *b);
 
 /*

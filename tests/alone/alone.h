@@ -4,8 +4,8 @@
  * and nothing else of common/ (tests/alone/, run by tests/e2e/07-load.sh):
  * proof that a server and a client can be written on the set alone, with
  * its server side: a listener, one event loop, a shared device context
- * (one PD, one CQ, an SRQ), one caller-owned region and a type 2 memory
- * window per client.
+ * (one PD, one CQ, an SRQ), caller-owned memory registered as a region
+ * per client's slot, and a type 2 memory window per client on it.
  *
  * The conversation, every message an rc_hdr and a fixed body:
  *   client -> HELLO in the connect request: be32 size, be32 0 (bytes it
