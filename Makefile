@@ -140,7 +140,7 @@ $(B)/$(EX03)/%.o: private CPPFLAGS += -I$(XXHASH_INC) -I$(SODIUM_INC)
 X03_LIBS := -L$(XXHASH_LIB) -L$(SODIUM_LIB) -lxxhash -lsodium
 X03_O    := $(addprefix $(B)/$(EX03)/,xfer-msg.o xfer-opts.o xfer-name.o xfer-src.o xfer-sink.o \
 	    xfer-hash.o xfer-disk.o xfer-ctl.o xfer-progress.o xfer-report.o)
-$(EX03)/rdma-server: $(B)/$(EX03)/server.o $(X03_O) $(B)/$(EX03)/auth.o $(COMMON_O)
+$(EX03)/rdma-server: $(B)/$(EX03)/server.o $(B)/$(EX03)/server-put.o $(B)/$(EX03)/server-get.o $(X03_O) $(B)/$(EX03)/auth.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(X03_LIBS) $(LDLIBS)
 # The client by step (client.h): main (client.c), the local side and the
 # connection (client-setup.c), CHALLENGE/REQUEST/ACCEPT (client-request.c),

@@ -54,30 +54,7 @@
 #include "xfer-src.h"
 #include "rc-server.h"
 
-struct server {
-	struct xfer_server_opts opt;
-	int dirfd;		   /* the root: every name is opened relative to it */
-	struct xfer_secret secret; /* --secret: every REQUEST needs a proof */
-};
-
-/* One client's transfer. */
-struct session {
-	struct rc_conn *c;
-	const struct server *srv;
-	struct xfer_hello hello;
-	uint8_t rd_depth;	       /* get: READs we accepted to serve at once */
-	struct rc_buf *ring;	       /* hello.depth slots of hello.chunk bytes */
-	struct xfer_ctl ctl;	       /* control messages */
-	struct xfer_disk disk;	       /* pwrite/pread, and XXH3 of each chunk */
-	struct xfer_io io;	       /* what the disk thread works on */
-	struct xfer_sink sink;	       /* put: the temporary file */
-	int fd;			       /* get: the file served */
-	struct xfer_src src;	       /* get: its chunks: file windows or the ring */
-	uint64_t size, nchunks;	       /* of the file */
-	char qname[400];	       /* the name, quoted for messages */
-	uint8_t digest[XFER_HASH_LEN]; /* the top digest (xfer-hash.h) */
-	uint8_t nonce[XFER_NONCE_LEN]; /* of our CHALLENGE: the proof must cover it */
-};
+#include "server.h"
 
 /* ------------------------------------------------------------------ */
 /* Connection setup                                                    */
@@ -202,8 +179,7 @@ static int accept_client(struct session *s, const void *priv, size_t priv_len)
  * Send ERROR{code, text} (the client prints the text), wait until it is
  * delivered, and record it for our log. Returns -code.
  */
-static int __attribute__((format(printf, 3, 4)))
-refuse(struct session *s, int code, const char *fmt, ...)
+int refuse(struct session *s, int code, const char *fmt, ...)
 {
 	struct xfer_msg m;
 	char text[XFER_ERR_TEXT + 1];
@@ -224,7 +200,7 @@ refuse(struct session *s, int code, const char *fmt, ...)
 }
 
 /* The transport failed or the client vanished: nothing to tell it. */
-static int lost_client(struct session *s, int ret, uint64_t done)
+int lost_client(struct session *s, int ret, uint64_t done)
 {
 	char why[RC_ERR_LEN];
 
@@ -407,56 +383,12 @@ static int on_request(struct session *s, const struct xfer_msg *m)
 		return refuse(s, EINVAL, "forbidden name %s: %s", s->qname, why);
 	return s->hello.op == XFER_PUT ? start_put(s, r) : start_get(s, r);
 }
-
 /* ------------------------------------------------------------------ */
-/* put: chunks arrive by RDMA_WRITE_WITH_IMM                           */
+/* What put and get share (server-put.c, server-get.c)                 */
 /* ------------------------------------------------------------------ */
-
-/* The data of chunk seq is already in its slot; the immediate and
- * byte_len say which chunk it claims to be. Check before using it. */
-static int on_chunk_arrived(struct session *s, uint64_t seq, const struct ibv_wc *wc)
-{
-	char why[RC_ERR_LEN];
-	int ret;
-
-	ret = xfer_check_imm(be32toh(wc->imm_data), wc->byte_len, seq, s->size, s->hello.chunk,
-			     s->hello.depth, why, sizeof(why));
-	if (ret)
-		return refuse(s, EPROTO, "protocol error: %s", why);
-	/* byte_len is now the chunk's length: the disk thread may write it.
-	 * (A client that broke the credit rule and wrote into this slot
-	 * again could only garble its own upload, and the checksum would
-	 * tell.) */
-	xfer_disk_allow(&s->disk, seq + 1);
-	return 0;
-}
-
-/* Chunk seq is in the file and hashed: its slot is free again, and that
- * is the credit. It carries our digest of the chunk: the client compares
- * it with its own and names the chunk if they differ (no message of a
- * put carries the client's digest to us before the data). */
-static int send_credit(struct session *s, uint64_t seq)
-{
-	struct xfer_msg m = { .type = XFER_T_CREDIT };
-	struct rc_buf *b;
-	size_t off;
-
-	m.u.credit.seq = seq;
-	m.u.credit.slot = (uint16_t)(seq % s->hello.depth);
-	if (xfer_hpool_digest(&s->disk.pool, seq, m.u.credit.hash))
-		return refuse(s, EINVAL, "internal error: no digest of chunk %" PRIu64, seq);
-	/* Where chunk seq + depth goes: the same slot, or in place its spot
-	 * in the file's window (registered by now: xfer_sink_place). */
-	if (seq + s->hello.depth < s->nchunks) {
-		xfer_sink_where(&s->sink, seq + s->hello.depth, s->ring, &b, &off);
-		m.u.credit.addr = (uintptr_t)b->addr + off;
-		m.u.credit.rkey = b->mr->rkey;
-	}
-	return xfer_ctl_send(&s->ctl, &m);
-}
 
 /* How many chunks the disk thread has handled so far, or its failure. */
-static int disk_done(struct session *s, uint64_t *done)
+int disk_done(struct session *s, uint64_t *done)
 {
 	char why[RC_ERR_LEN];
 	int ret;
@@ -469,7 +401,7 @@ static int disk_done(struct session *s, uint64_t *done)
  * temporary file, while the NIC keeps receiving the next chunks into the
  * other slots) or xfer_io_read (get: file -> our slots, while the client
  * READs the slots announced before). */
-static int start_disk(struct session *s, uint64_t allowed, xfer_disk_fn fn)
+int start_disk(struct session *s, uint64_t allowed, xfer_disk_fn fn)
 {
 	char why[RC_ERR_LEN];
 	int ret;
@@ -502,7 +434,7 @@ static int start_disk(struct session *s, uint64_t allowed, xfer_disk_fn fn)
  * (getrusage RUSAGE_THREAD); the listener's share (the connect request
  * event) is not in it, nor the kernel's own threads (writeback).
  */
-static void trace_cpu(struct session *s)
+void trace_cpu(struct session *s)
 {
 	struct xfer_cpu cpu = { 0 };
 	char line[128];
@@ -514,253 +446,6 @@ static void trace_cpu(struct session *s)
 		 "CPU: %s (this transfer's threads: this connection's, its disk thread and %u "
 		 "hashing threads)",
 		 line, s->srv->opt.hash_threads);
-}
-
-/* DONE: all data is here. fsync, verify, rename, answer. */
-static int on_put_done(struct session *s, uint64_t arrived, const struct xfer_done *d)
-{
-	struct xfer_msg m = { .type = XFER_T_COMMITTED };
-	char why[RC_ERR_LEN], ours[2 * XFER_HASH_LEN + 1], theirs[2 * XFER_HASH_LEN + 1];
-	int ret;
-
-	if (arrived != s->nchunks || d->size != s->size)
-		return refuse(s, EPROTO,
-			      "protocol error: DONE after %" PRIu64 " of %" PRIu64
-			      " chunks, for %" PRIu64 " of %" PRIu64 " bytes",
-			      arrived, s->nchunks, d->size, s->size);
-	if (xfer_hpool_top(&s->disk.pool, s->digest))
-		return refuse(s, EINVAL, "%s", "internal error: the chunks are not all hashed");
-	ret = xfer_sink_sync(&s->sink, s->size, why, sizeof(why));
-	if (ret)
-		return refuse(s, -ret, "server: %s; removed the partial file", why);
-	xfer_hash_hex(s->digest, ours);
-	xfer_hash_hex(d->hash, theirs);
-	if (memcmp(s->digest, d->hash, XFER_HASH_LEN))
-		return refuse(s, EIO,
-			      "checksum mismatch: the client sent %s %s, the server received %s; "
-			      "nothing was stored",
-			      XFER_HASH_NAME, theirs, ours);
-	rc_trace(&s->c->log, "fsync'd, %" PRIu64 " bytes and " XFER_HASH_NAME " verified", s->size);
-	ret = xfer_sink_commit(&s->sink, why, sizeof(why));
-	if (ret)
-		return refuse(s, -ret, "server: %s", why);
-	rc_trace(&s->c->log, "in place: %s (%s)", s->sink.name, s->sink.how);
-	rc_trace(&s->c->log, "copied by the CPU: %" PRIu64 " file bytes (%s)", s->io.copied,
-		 xfer_sink_copies(&s->sink, why, sizeof(why)));
-	trace_cpu(s);
-	m.u.done.size = s->size;
-	memcpy(m.u.done.hash, s->digest, XFER_HASH_LEN);
-	ret = xfer_ctl_send(&s->ctl, &m);
-	if (!ret)
-		ret = xfer_ctl_drain(&s->ctl);
-	/* Committed either way: the file is in place and verified. */
-	printf("put %s from %s: %" PRIu64 " bytes, %s %s verified, stored\n", s->qname, s->c->peer,
-	       s->size, XFER_HASH_NAME, ours);
-	return 0;
-}
-
-static int receive_loop(struct session *s)
-{
-	/* Chunks that arrived, that the disk thread wrote, whose slot we
-	 * gave back. */
-	uint64_t arrived = 0, stored = 0, credited = 0;
-	struct xfer_done fin = { 0 };
-	bool have_done = false;
-	struct xfer_msg m;
-	struct ibv_wc wc;
-	int ret;
-
-	for (;;) {
-		ret = disk_done(s, &stored);
-		if (ret)
-			return ret;
-		if (credited < stored) {
-			ret = send_credit(s, credited++);
-			if (ret)
-				return lost_client(s, ret, stored * s->hello.chunk);
-			continue;
-		}
-		if (have_done && stored == arrived) {
-			/* The disk thread is done: the file is ours again. */
-			xfer_disk_stop(&s->disk);
-			return on_put_done(s, arrived, &fin);
-		}
-		ret = xfer_ctl_next(&s->ctl, &wc);
-		if (ret == -EAGAIN)
-			continue; /* the disk thread wrote a chunk */
-		if (ret)
-			return lost_client(s, ret, arrived * s->hello.chunk);
-		if (!xfer_ctl_is_recv(&s->ctl, &wc))
-			return refuse(s, EPROTO, "protocol error: unexpected completion");
-		ret = xfer_ctl_take(&s->ctl, &wc, &m);
-		if (ret)
-			return refuse(s, EPROTO, "protocol error: %s", s->c->log.err);
-		if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
-			if (have_done)
-				return refuse(s, EPROTO, "protocol error: a chunk after DONE");
-			ret = on_chunk_arrived(s, arrived, &wc);
-			if (ret)
-				return ret;
-			arrived++;
-		} else if (m.type == XFER_T_DONE && !have_done) {
-			/* Checked once the disk thread has written what arrived. */
-			fin = m.u.done;
-			have_done = true;
-		} else if (m.type == XFER_T_ERROR) {
-			return rc_fail(&s->c->log, ECONNABORTED,
-				       "put %s: the client gave up: %s; removed the partial file",
-				       s->qname, m.u.error.text);
-		} else {
-			return refuse(s, EPROTO, "protocol error: unexpected %s during a put",
-				      xfer_type_str(m.type));
-		}
-	}
-}
-
-static int receive_file(struct session *s)
-{
-	int ret;
-
-	/* Nothing for the disk thread until the first chunk arrives. */
-	ret = start_disk(s, 0, xfer_io_write);
-	if (!ret)
-		ret = receive_loop(s);
-	xfer_disk_stop(&s->disk);
-	return ret;
-}
-
-/* ------------------------------------------------------------------ */
-/* get: we announce filled slots, the client READs them                */
-/* ------------------------------------------------------------------ */
-
-/* Chunk seq is ready: tell the client where to READ it, our ring's slot
- * (copy) or the file's page cache in a registered window (zero-copy). */
-static int announce_chunk(struct session *s, uint64_t seq)
-{
-	uint32_t chunk = s->hello.chunk, len = xfer_chunk_len(s->size, chunk, seq);
-	struct xfer_msg m = { .type = XFER_T_CHUNK };
-	struct rc_buf *b;
-	size_t off;
-
-	xfer_src_where(&s->src, seq, s->ring, &b, &off);
-	m.u.chunk = (struct xfer_chunk){ .seq = seq,
-					 .offset = seq * chunk,
-					 .len = len,
-					 .slot = (uint16_t)(seq % s->hello.depth),
-					 .addr = (uintptr_t)b->addr + off,
-					 .rkey = b->mr->rkey };
-	/* Our digest of what is in the slot: the client checks the chunk
-	 * against it as soon as it has written it. */
-	if (xfer_hpool_digest(&s->disk.pool, seq, m.u.chunk.hash))
-		return refuse(s, EINVAL, "internal error: no digest of chunk %" PRIu64, seq);
-	return xfer_ctl_send(&s->ctl, &m);
-}
-
-static int on_get_committed(struct session *s, uint64_t credited, const struct xfer_done *d)
-{
-	char path[300], ours[2 * XFER_HASH_LEN + 1], theirs[2 * XFER_HASH_LEN + 1];
-
-	xfer_hash_hex(s->digest, ours);
-	xfer_hash_hex(d->hash, theirs);
-	if (credited != s->nchunks || d->size != s->size ||
-	    memcmp(d->hash, s->digest, XFER_HASH_LEN))
-		return rc_fail(&s->c->log, EPROTO,
-			       "get %s: the client committed %" PRIu64 " bytes with %s %s, we sent "
-			       "%" PRIu64 " with %s",
-			       s->qname, d->size, XFER_HASH_NAME, theirs, s->size, ours);
-	printf("get %s to %s: %" PRIu64 " bytes, %s %s verified by the client\n", s->qname,
-	       s->c->peer, s->size, XFER_HASH_NAME, ours);
-	rc_trace(&s->c->log, "source: %s; copied by the CPU: %" PRIu64 " file bytes",
-		 xfer_src_path(&s->src, path, sizeof(path)), s->io.copied);
-	trace_cpu(s);
-	return 0;
-}
-
-static int send_loop(struct session *s)
-{
-	/* Chunks the disk thread read into their slot, that we announced,
-	 * whose slot the client gave back. */
-	uint64_t filled = 0, announced = 0, credited = 0;
-	bool done_sent = false;
-	struct xfer_msg m;
-	struct ibv_wc wc;
-	char why[RC_ERR_LEN];
-	int ret;
-
-	for (;;) {
-		ret = disk_done(s, &filled);
-		if (ret)
-			return ret;
-		/* Announce every filled slot. */
-		if (announced < filled) {
-			ret = announce_chunk(s, announced++);
-			if (ret)
-				return lost_client(s, ret, credited * s->hello.chunk);
-			continue;
-		}
-		if (announced == s->nchunks && !done_sent) {
-			/* Every chunk is read: is the file still what we read? */
-			xfer_disk_stop(&s->disk);
-			if (xfer_hpool_top(&s->disk.pool, s->digest))
-				return refuse(s, EINVAL, "%s",
-					      "internal error: the chunks are not all hashed");
-			if (xfer_src_verify(&s->src, s->digest, why, sizeof(why)))
-				return refuse(s, EIO, "server: %s; nothing was stored", why);
-			m = (struct xfer_msg){ .type = XFER_T_DONE };
-			m.u.done.size = s->size;
-			memcpy(m.u.done.hash, s->digest, XFER_HASH_LEN);
-			ret = xfer_ctl_send(&s->ctl, &m);
-			if (ret)
-				return lost_client(s, ret, credited * s->hello.chunk);
-			done_sent = true;
-			continue;
-		}
-		ret = xfer_ctl_next(&s->ctl, &wc);
-		if (ret == -EAGAIN)
-			continue; /* the disk thread read a chunk */
-		if (ret)
-			return lost_client(s, ret, credited * s->hello.chunk);
-		if (!xfer_ctl_is_recv(&s->ctl, &wc) || wc.opcode != IBV_WC_RECV)
-			return refuse(s, EPROTO, "protocol error: unexpected completion");
-		ret = xfer_ctl_take(&s->ctl, &wc, &m);
-		if (ret)
-			return refuse(s, EPROTO, "protocol error: %s", s->c->log.err);
-		if (m.type == XFER_T_CREDIT) {
-			ret = xfer_check_credit(&m.u.credit, credited, announced, s->hello.depth,
-						why, sizeof(why));
-			if (ret)
-				return refuse(s, EPROTO, "protocol error: %s", why);
-			/* The client's digest of the chunk it stored must be
-			 * ours (it checked ours, from the CHUNK, first). */
-			ret = xfer_hpool_check(&s->disk.pool, m.u.credit.seq, m.u.credit.hash, why,
-					       sizeof(why));
-			if (ret)
-				return refuse(s, -ret, "%s", why);
-			/* The client has the chunk: its slot may be refilled. */
-			credited++;
-			xfer_disk_allow(&s->disk, credited + s->hello.depth);
-		} else if (m.type == XFER_T_COMMITTED && done_sent) {
-			return on_get_committed(s, credited, &m.u.done);
-		} else if (m.type == XFER_T_ERROR) {
-			return rc_fail(&s->c->log, ECONNABORTED, "get %s: the client failed: %s",
-				       s->qname, m.u.error.text);
-		} else {
-			return refuse(s, EPROTO, "protocol error: unexpected %s during a get",
-				      xfer_type_str(m.type));
-		}
-	}
-}
-
-static int send_file(struct session *s)
-{
-	int ret;
-
-	/* The disk thread may fill every slot at once. */
-	ret = start_disk(s, s->hello.depth, xfer_io_read);
-	if (!ret)
-		ret = send_loop(s);
-	xfer_disk_stop(&s->disk);
-	return ret;
 }
 
 /* ------------------------------------------------------------------ */
