@@ -119,8 +119,8 @@ int load_conn_start(struct load *ld, struct load_conn *lc)
 	/* Which local device and port reach the server: ADDR_RESOLVED. */
 	if (rdma_resolve_addr(c->id, NULL, ld->ai->ai_dst_addr, c->timeout_ms)) {
 		ret = errno;
-		rc_fail(&c->log, ret, "rdma_resolve_addr(%s): %s; hint: %s", c->peer,
-			strerror(ret), rc_call_hint("rdma_resolve_addr", ret));
+		rc_fail(&c->log, ret, "rdma_resolve_addr(%s): %s; hint: %s", c->peer, strerror(ret),
+			rc_call_hint("rdma_resolve_addr", ret));
 		load_conn_fail(lc);
 		return -1;
 	}
@@ -170,10 +170,9 @@ static int on_route_resolved(struct load *ld, struct load_conn *lc)
 	struct rc_conn *c = &lc->c;
 	/* Sends: WRITE, READ and DONE, one at a time; receives: BUF, then
 	 * RESULT in the same slot. */
-	struct ibv_qp_cap cap = { .max_send_wr = 2,
-				  .max_recv_wr = 1,
-				  .max_send_sge = 1,
-				  .max_recv_sge = 1 };
+	struct ibv_qp_cap cap = {
+		.max_send_wr = 2, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1
+	};
 	struct rw_hello h = { .len = ld->o.size, .ops = RW_OP_BOTH, .read_depth = 1 };
 	uint8_t hello[RW_HELLO_LEN];
 	int ret;
@@ -247,8 +246,8 @@ static int step_event_error(struct load_conn *lc, const struct rc_cm_info *info,
 			    enum rdma_cm_event_type want)
 {
 	return rc_fail(&lc->c.log, EHOSTUNREACH, "%s: got %s (status %d) instead of %s; hint: %s",
-		       lc->c.peer, rdma_event_str(info->event), info->status,
-		       rdma_event_str(want), rc_cm_event_hint(info->event, info->status));
+		       lc->c.peer, rdma_event_str(info->event), info->status, rdma_event_str(want),
+		       rc_cm_event_hint(info->event, info->status));
 }
 
 void load_conn_cm_event(struct load *ld, const struct rc_cm_info *info)
@@ -385,7 +384,8 @@ static int on_result(struct load *ld, struct load_conn *lc, const struct ibv_wc 
 			       lc->result.len, ld->o.size);
 	if (lc->result.checksum != lc->sum)
 		return rc_fail(&c->log, EPROTO,
-			       "the server's checksum 0x%016" PRIx64 " differs from ours 0x%016" PRIx64
+			       "the server's checksum 0x%016" PRIx64
+			       " differs from ours 0x%016" PRIx64
 			       ": the data did not arrive as sent",
 			       lc->result.checksum, lc->sum);
 	lc->result_got = true;

@@ -87,8 +87,8 @@ static int parse(int argc, char **argv, struct load_opts *o, char *err, size_t e
 				 .in_flight = LOAD_DEFAULT_IN_FLIGHT,
 				 .size = LOAD_DEFAULT_SIZE };
 	rc_opts_init(&o->rc, 1);
-	while ((ret = rc_getopt(&o->rc, argc, argv, RC_SHORTOPTS_CLIENT "c:s:", longopts, usage,
-				&c, err, errlen)) == 1) {
+	while ((ret = rc_getopt(&o->rc, argc, argv, RC_SHORTOPTS_CLIENT "c:s:", longopts, usage, &c,
+				err, errlen)) == 1) {
 		switch (c) {
 		case 'c':
 			if (rc_parse_uint(optarg, 1, LOAD_MAX_CONNS, &v))
@@ -99,8 +99,9 @@ static int parse(int argc, char **argv, struct load_opts *o, char *err, size_t e
 			break;
 		case OPT_IN_FLIGHT:
 			if (rc_parse_uint(optarg, 1, LOAD_MAX_IN_FLIGHT, &v))
-				return rc_usage_error(err, errlen, "invalid --in-flight '%s' (1 to %u)",
-						      optarg, LOAD_MAX_IN_FLIGHT);
+				return rc_usage_error(err, errlen,
+						      "invalid --in-flight '%s' (1 to %u)", optarg,
+						      LOAD_MAX_IN_FLIGHT);
 			o->in_flight = (unsigned)v;
 			break;
 		case 's':
@@ -390,9 +391,9 @@ static void print_report(const struct load *ld, uint64_t *tmp)
 	double conn_ms = ms_between(ld->t_start, ld->t_settled);
 	unsigned est = established(ld);
 
-	printf("%u connections to %s, at most %u connecting at once, %u bytes each\n",
-	       ld->o.conns, ld->conns[0].c.peer[0] ? ld->conns[0].c.peer : ld->o.server,
-	       ld->o.in_flight, ld->o.size);
+	printf("%u connections to %s, at most %u connecting at once, %u bytes each\n", ld->o.conns,
+	       ld->conns[0].c.peer[0] ? ld->conns[0].c.peer : ld->o.server, ld->o.in_flight,
+	       ld->o.size);
 	printf("%-14s %6s %10s %10s %10s\n", "step", "count", "median ms", "p99 ms", "max ms");
 	for (int s = 0; s < STEP_COUNT; s++) {
 		struct stat_ms st = step_stat(ld, (enum load_step)s, tmp);
@@ -524,7 +525,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rdma-load: %s\n", ld->log.err);
 	if (ld->o.json)
 		print_json(ld, code,
-			   ret ? ld->log.err
+			   ret	  ? ld->log.err
 			   : code ? "not every connection was verified (stderr says why)"
 				  : NULL,
 			   ret ? NULL : tmp);

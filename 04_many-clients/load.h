@@ -24,14 +24,14 @@
 #include "rdma-common.h"
 #include "rw.h"
 
-#define LOAD_DEFAULT_CONNS     16
-#define LOAD_MAX_CONNS	       1000
+#define LOAD_DEFAULT_CONNS 16
+#define LOAD_MAX_CONNS	   1000
 /* 02's and 03's servers listen with a backlog of RC_BACKLOG (16). */
 #define LOAD_DEFAULT_IN_FLIGHT RC_BACKLOG
 /* ucma caps any listen backlog at net.rdma_ucm.max_backlog (1024). */
-#define LOAD_MAX_IN_FLIGHT     1024
-#define LOAD_DEFAULT_SIZE      4096u
-#define LOAD_MAX_SIZE	       (1u << 20)
+#define LOAD_MAX_IN_FLIGHT 1024
+#define LOAD_DEFAULT_SIZE  4096u
+#define LOAD_MAX_SIZE	   (1u << 20)
 /* Exit code when some connections were not verified (others were). */
 #define LOAD_EXIT_SOME 5
 
@@ -51,16 +51,16 @@ enum load_step {
  * deadline. */
 enum load_state {
 	LS_IDLE,
-	LS_ADDR,	/* waiting for ADDR_RESOLVED */
-	LS_ROUTE,	/* waiting for ROUTE_RESOLVED */
-	LS_CONNECT,	/* waiting for ESTABLISHED */
-	LS_BUF,		/* waiting for the server's BUF */
-	LS_WRITE,	/* our WRITE is out */
-	LS_READ,	/* our READ is out */
-	LS_RESULT,	/* DONE sent, waiting for RESULT (and DONE's completion) */
-	LS_HELD,	/* verified, connected, waiting for the others */
-	LS_DISCONNECT,	/* rdma_disconnect done, waiting for DISCONNECTED */
-	LS_CLOSED,	/* DISCONNECTED seen */
+	LS_ADDR,       /* waiting for ADDR_RESOLVED */
+	LS_ROUTE,      /* waiting for ROUTE_RESOLVED */
+	LS_CONNECT,    /* waiting for ESTABLISHED */
+	LS_BUF,	       /* waiting for the server's BUF */
+	LS_WRITE,      /* our WRITE is out */
+	LS_READ,       /* our READ is out */
+	LS_RESULT,     /* DONE sent, waiting for RESULT (and DONE's completion) */
+	LS_HELD,       /* verified, connected, waiting for the others */
+	LS_DISCONNECT, /* rdma_disconnect done, waiting for DISCONNECTED */
+	LS_CLOSED,     /* DISCONNECTED seen */
 	LS_FAILED,
 };
 

@@ -200,8 +200,8 @@ static int start_connection(struct rc_conn *c, bool client, const void *priv, ui
 	return 0;
 }
 
-int rc_connect_start(struct rc_conn *c, const void *priv, uint8_t priv_len,
-		     uint8_t initiator_depth, uint8_t responder_resources)
+int rc_connect_start(struct rc_conn *c, const void *priv, uint8_t priv_len, uint8_t initiator_depth,
+		     uint8_t responder_resources)
 {
 	if (priv_len > 56)
 		return rc_fail(&c->log, EINVAL, "connect private data is %u bytes, at most 56 fit",
