@@ -143,8 +143,13 @@ static int open_device(struct load *ld, struct ibv_context *verbs)
 	/* One registration for all: LOCAL_WRITE, since our READs land in
 	 * it; nothing remote ever touches it (no REMOTE_* flag). */
 	ret = rc_mem_reg(&ld->dev, ld->arena, ld->arena_len, IBV_ACCESS_LOCAL_WRITE, &ld->mem);
-	if (ret)
-		return rc_fail(&ld->log, -ret, "%s", ld->dev.log.err);
+	if (ret) {
+		rc_fail(&ld->log, -ret, "%s", ld->dev.log.err);
+		/* No QP may be created on a context without the arena. */
+		rc_device_close(&ld->dev);
+		ld->dev_open = false;
+		return ret;
+	}
 	ld->mem_reg = true;
 	return 0;
 }

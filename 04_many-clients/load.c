@@ -42,7 +42,8 @@ static const char usage[] =
 	"                        backlog of 02's and 03's servers; a server whose\n"
 	"                        backlog is full rejects further connect requests)\n"
 	"  -s, --size SIZE       bytes each connection writes and reads back (1 to 1M,\n"
-	"                        default 4K); the server's buffer must be as large\n"
+	"                        default 4K); the server's buffer must be as large; all\n"
+	"                        connections' buffers together at most 1 GiB\n"
 	"      --hold SEC        keep all connections up this long once every one is\n"
 	"                        verified or failed, then disconnect (default 0)\n"
 	"      --json            one JSON object on stdout instead of the report\n"
@@ -151,6 +152,12 @@ static int setup(struct load *ld)
 	/* Each connection's part: RX and TX slots, source, destination. */
 	ld->stride = (LOAD_SRC + 2 * (size_t)ld->o.size + 63) & ~(size_t)63;
 	ld->arena_len = ld->stride * ld->o.conns;
+	/* Registered memory is pinned: refuse what a small host cannot pin. */
+	if (ld->arena_len > LOAD_MAX_ARENA)
+		return rc_fail(&ld->log, ENOMEM,
+			       "%u connections of -s %u need %zu MiB of registered memory, more "
+			       "than %u MiB; hint: a smaller -s or -c",
+			       ld->o.conns, ld->o.size, ld->arena_len >> 20, LOAD_MAX_ARENA >> 20);
 	if (!ld->conns || posix_memalign(&ld->arena, (size_t)page, ld->arena_len))
 		return rc_fail(&ld->log, ENOMEM, "out of memory for %u connections of %u bytes",
 			       ld->o.conns, ld->o.size);
