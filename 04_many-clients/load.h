@@ -32,6 +32,8 @@
 #define LOAD_MAX_IN_FLIGHT 1024
 #define LOAD_DEFAULT_SIZE  4096u
 #define LOAD_MAX_SIZE	   (1u << 20)
+/* Every connection's buffers (2 x -s + 128 bytes each), registered. */
+#define LOAD_MAX_ARENA (1u << 30)
 /* Exit code when some connections were not verified (others were). */
 #define LOAD_EXIT_SOME 5
 
