@@ -48,13 +48,13 @@ static uint8_t *arena_at(const struct load_conn *lc, size_t part)
 static void begin(struct load_conn *lc, enum load_step s)
 {
 	lc->step = s;
-	lc->t0 = rc_now_us();
+	lc->t0 = rc_now_ns();
 }
 
 /* The step in progress ended well: keep its time. */
 static void end_step(struct load_conn *lc)
 {
-	lc->us[lc->step] = rc_now_us() - lc->t0;
+	lc->ns[lc->step] = rc_now_ns() - lc->t0;
 	lc->timed[lc->step] = true;
 }
 
@@ -492,7 +492,7 @@ void load_conn_disconnect(struct load *ld, struct load_conn *lc)
 	if (lc->st != LS_HELD)
 		return;
 	begin(lc, STEP_DISCONNECT);
-	lc->deadline_us = lc->t0 + (uint64_t)lc->c.timeout_ms * 1000u;
+	lc->deadline_us = rc_now_us() + (uint64_t)lc->c.timeout_ms * 1000u;
 	/* Our DREQ; the server's answer comes as DISCONNECTED to the loop. */
 	if (rc_disconnect(&lc->c)) {
 		lc->st = LS_CLOSED;

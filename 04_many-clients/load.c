@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "rc-json.h"
+#include "rc-report.h"
 
 enum { OPT_IN_FLIGHT = RC_OPT_FIRST_FREE, OPT_HOLD, OPT_JSON };
 
@@ -296,36 +297,23 @@ static int hold_and_disconnect(struct load *ld)
 
 /* ---- The report ---- */
 
+/* A step's times in ms over the connections that completed it: count,
+ * median, p99 (nearest rank) and max (common/rc-report.h's summary). */
 struct stat_ms {
 	unsigned count;
 	double median, p99, max;
 };
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Count, median, 99th percentile (nearest rank) and max of a step's
- * times over the connections that completed it. */
 static struct stat_ms step_stat(const struct load *ld, enum load_step s, uint64_t *tmp)
 {
-	struct stat_ms st = { 0 };
+	struct rc_lat_sum us;
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < ld->o.conns; i++)
 		if (ld->conns[i].timed[s])
-			tmp[n++] = ld->conns[i].us[s];
-	if (!n)
-		return st;
-	qsort(tmp, n, sizeof(*tmp), cmp_u64);
-	st.count = n;
-	st.median = (n % 2 ? (double)tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2.0) / 1000.0;
-	st.p99 = tmp[(99 * (size_t)n + 99) / 100 - 1] / 1000.0;
-	st.max = tmp[n - 1] / 1000.0;
-	return st;
+			tmp[n++] = ld->conns[i].ns[s];
+	rc_lat_summary(tmp, n, &us);
+	return (struct stat_ms){ n, us.median / 1000.0, us.p99 / 1000.0, us.max / 1000.0 };
 }
 
 static unsigned established(const struct load *ld)

@@ -83,10 +83,10 @@ struct load_conn {
 	struct load *ld;
 	unsigned idx;
 	enum load_state st;
-	enum load_step step;  /* the step in progress, or the one that failed */
-	uint64_t t0;	      /* when the step in progress began (us) */
-	uint64_t deadline_us; /* of the step in progress */
-	uint64_t us[STEP_COUNT];
+	enum load_step step;	 /* the step in progress, or the one that failed */
+	uint64_t t0;		 /* when the step in progress began (ns) */
+	uint64_t deadline_us;	 /* of the step in progress */
+	uint64_t ns[STEP_COUNT]; /* each step's time */
 	bool timed[STEP_COUNT];
 	size_t off; /* its part of the arena: RX, TX, source, destination */
 	struct rw_buf remote;
