@@ -62,8 +62,8 @@ t_load_refused_past_max_clients() {
 }
 
 # Nothing listening: every connect is refused (REJECTED, status 8 on
-# Soft-RoCE), said once with its hint; exit 3 in bounded time; --json
-# has the failure too.
+# Soft-RoCE), said once with its hint; exit 3 in bounded time (the run's
+# own limit); --json has the failure too.
 t_load_nothing_listening() {
 	if [ -z "${FREE:-}" ]; then # run alone (TEST_FILTER): a port of our own
 		start_server tmp "$S" || return 1
@@ -73,10 +73,9 @@ t_load_nothing_listening() {
 	run load "$L" --timeout 3 --json -c 4 "$RDMA_IP" "$FREE"
 	want_rc load 3 || return 1
 	want_err load "^  4 x connect \(first: conn 0\): .*REJECTED.*is a server listening on that port\?" || return 1
-	want_json load "d['ok'] is False and d['exit_code'] == 3 and d['established'] == 0 and
-		d['verified'] == 0 and d['failed'] == 4 and d['failures'][0]['count'] == 4 and
-		d['failures'][0]['step'] == 'connect' and
-		'REJECTED' in d['failures'][0]['reason'] and d['error']"
+	# The failure in --json too (matched, not parsed: a python3 costs
+	# seconds in the emulated VM; the first test parses the object).
+	want_out load '"established":0,"verified":0,"failed":4,.*"failures":\[\{"count":4,"first_conn":0,"step":"connect","reason":"[^"]*REJECTED[^"]*"\}\],"error":"[^"]+","exit_code":3\}$'
 }
 
 t_load_usage() {
