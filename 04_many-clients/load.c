@@ -6,10 +6,11 @@
  * What it shows, in order: resolve the server's address once; one CM
  * event channel for every id (the channel rule, common/rdma-listen.h);
  * start connections while fewer than --in-flight are between
- * rdma_create_id and ESTABLISHED (a server's listen backlog refuses
- * requests past it); one loop over two fds (CM events, completions of the
- * shared CQ) drives each connection's state machine (load-conn.c); every
- * state has a deadline; hold them all, disconnect them all, report.
+ * rdma_create_id and ESTABLISHED (a request past a server's listen
+ * backlog may get no answer at all: README-load.md); one loop over two
+ * fds (CM events, completions of the shared CQ) drives each connection's
+ * state machine (load-conn.c); every state has a deadline; hold them
+ * all, disconnect them all, report.
  */
 #define _GNU_SOURCE
 #include "load.h"
@@ -40,8 +41,9 @@ static const char usage[] =
 	"  -c, --connections N   connections to open (1 to " RC_STR(LOAD_MAX_CONNS) ", default " RC_STR(LOAD_DEFAULT_CONNS) ")\n"
 	"      --in-flight K     connections between rdma_create_id and ESTABLISHED at\n"
 	"                        once, at most (1 to " RC_STR(LOAD_MAX_IN_FLIGHT) ", default " RC_STR(LOAD_DEFAULT_IN_FLIGHT) ": the listen\n"
-	"                        backlog of 02's and 03's servers; a server whose\n"
-	"                        backlog is full rejects further connect requests)\n"
+	"                        backlog of 02's and 03's servers; a connect request\n"
+	"                        past a server's backlog may get no answer, only\n"
+	"                        --timeout ends it)\n"
 	"  -s, --size SIZE       bytes each connection writes and reads back (1 to 1M,\n"
 	"                        default 4K); the server's buffer must be as large; all\n"
 	"                        connections' buffers together at most 1 GiB\n"
