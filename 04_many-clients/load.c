@@ -70,6 +70,8 @@ static const char usage[] =
 /* Options; 0 ok, 1 --help printed, -EINVAL with err set. */
 static int parse(int argc, char **argv, struct load_opts *o, char *err, size_t errlen)
 {
+	/* RC_LONGOPTS_CLIENT's options but --poll: the loop always sleeps
+	 * on its two fds, so a poll mode would mean nothing here. */
 	static const struct option longopts[] = {
 		{ "port", required_argument, NULL, 'p' },
 		{ "timeout", required_argument, NULL, RC_OPT_TIMEOUT },
