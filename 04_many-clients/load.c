@@ -465,12 +465,10 @@ static void print_json(const struct load *ld, int code, const char *error, uint6
 	rc_json_str(j, "program", "rdma-load");
 	rc_json_str(j, "example", "04_many-clients");
 	rc_json_bool(j, "ok", code == RC_EXIT_OK);
-	if (code != RC_EXIT_USAGE) {
-		rc_json_str(j, "server", ld->o.server);
-		rc_json_u64(j, "port", strtoul(ld->o.rc.port, NULL, 10));
-		if (tmp)
-			json_report(j, ld, tmp);
-	}
+	rc_json_str(j, "server", ld->o.server);
+	rc_json_u64(j, "port", strtoul(ld->o.rc.port, NULL, 10));
+	if (tmp) /* NULL: a local failure before or during the run */
+		json_report(j, ld, tmp);
 	rc_json_end_run(j, error, code, "rdma-load");
 	free(j);
 }
@@ -495,12 +493,11 @@ int main(int argc, char **argv)
 	}
 	ret = parse(argc, argv, &ld->o, err, sizeof(err));
 	if (ret) {
-		if (ret < 0 && rc_json_wanted(argc, argv))
-			print_json(ld, RC_EXIT_USAGE, err, NULL);
-		else if (ret < 0)
-			fprintf(stderr, "rdma-load: %s\n%s", err, "try 'rdma-load --help'\n");
 		free(ld);
-		return ret > 0 ? RC_EXIT_OK : RC_EXIT_USAGE;
+		/* A bad command line: the message, and with --json its object. */
+		return ret > 0 ? RC_EXIT_OK
+			       : rc_run_usage_error("rdma-load", "04_many-clients", argc, argv,
+						    err);
 	}
 	ret = setup(ld);
 	tmp = calloc(ld->o.conns, sizeof(*tmp));
