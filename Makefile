@@ -150,6 +150,22 @@ X03_CLIENT_O := $(addprefix $(B)/$(EX03)/,client.o client-setup.o client-request
 $(EX03)/rdma-client: $(X03_CLIENT_O) $(X03_O) $(B)/$(EX03)/auth.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(X03_LIBS) $(LDLIBS)
 
+# 04's rdma-load: N connections from one process and one thread, 02's
+# exchange on each (02's rw.o: its wire and pattern), one CM channel and a
+# shared device context (the set's rdma-device.c) for all; load-conn.c is
+# one connection's state machine. Built by `make` (all).
+LOAD04 := 04_many-clients/rdma-load
+LOAD04_O := $(addprefix $(B)/04_many-clients/,load.o load-conn.o)
+$(LOAD04_O): private CPPFLAGS += -I$(EX02)
+$(LOAD04): $(LOAD04_O) $(X02_O) $(COMMON_O)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+all: $(LOAD04)
+SRCS += $(filter-out $(SRCS),$(wildcard 04_many-clients/load*.[ch]))
+.PHONY: clean-load
+clean: clean-load
+clean-load:
+	rm -f $(LOAD04)
+
 # Unit tests (cmocka): no RDMA device needed.
 unit: $(UNIT_BINS)
 $(B)/tests/%.o: private CPPFLAGS += -I$(CMOCKA_INC) -I$(EX01) -I$(EX02) -I$(EX03) -I$(XXHASH_INC) \

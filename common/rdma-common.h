@@ -359,6 +359,11 @@ int rc_post_send_list(struct rc_conn *c, struct ibv_send_wr *first);
 /* Client: rdma_connect with private data, wait for ESTABLISHED. */
 int rc_client_connect(struct rc_conn *c, const void *priv, uint8_t priv_len,
 		      uint8_t initiator_depth, uint8_t responder_resources);
+/* Client: rdma_connect with private data and return; ESTABLISHED (or
+ * REJECTED, UNREACHABLE...) comes later as an event on the id's channel,
+ * for an event loop that owns it (the channel rule, rdma-listen.h). */
+int rc_connect_start(struct rc_conn *c, const void *priv, uint8_t priv_len, uint8_t initiator_depth,
+		     uint8_t responder_resources);
 /* Server: rdma_accept, wait for ESTABLISHED (on the connection's own
  * channel: -EINVAL without one). */
 int rc_accept(struct rc_conn *c, uint8_t initiator_depth, uint8_t responder_resources);

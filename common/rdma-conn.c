@@ -200,15 +200,20 @@ static int start_connection(struct rc_conn *c, bool client, const void *priv, ui
 	return 0;
 }
 
-int rc_client_connect(struct rc_conn *c, const void *priv, uint8_t priv_len,
-		      uint8_t initiator_depth, uint8_t responder_resources)
+int rc_connect_start(struct rc_conn *c, const void *priv, uint8_t priv_len, uint8_t initiator_depth,
+		     uint8_t responder_resources)
 {
-	int ret;
-
 	if (priv_len > 56)
 		return rc_fail(&c->log, EINVAL, "connect private data is %u bytes, at most 56 fit",
 			       priv_len);
-	ret = start_connection(c, true, priv, priv_len, initiator_depth, responder_resources);
+	return start_connection(c, true, priv, priv_len, initiator_depth, responder_resources);
+}
+
+int rc_client_connect(struct rc_conn *c, const void *priv, uint8_t priv_len,
+		      uint8_t initiator_depth, uint8_t responder_resources)
+{
+	int ret = rc_connect_start(c, priv, priv_len, initiator_depth, responder_resources);
+
 	return ret ? ret : rc_conn_wait_cm_event(c, RDMA_CM_EVENT_ESTABLISHED, "connecting", NULL);
 }
 

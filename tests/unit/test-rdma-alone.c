@@ -47,6 +47,7 @@ static void every_function_links(void **state)
 		(void (*)(void))rc_conn_destroy,
 		(void (*)(void))rc_conn_init,
 		(void (*)(void))rc_conn_wait_cm_event,
+		(void (*)(void))rc_connect_start,
 		(void (*)(void))rc_create_cm_channel,
 		(void (*)(void))rc_create_qp,
 		(void (*)(void))rc_create_qp_on,
