@@ -17,9 +17,10 @@ for ((r = 1; r <= RUNS; r++)); do
 	$S -p 0 --counter --max-clients "$N" --timeout 30 >"$W/srv.out" 2>"$W/srv.err" &
 	SP=$!
 	port=""
-	for ((i = 0; i < 150 && -z "$port"; i++)); do
+	for ((i = 0; i < 150; i++)); do
 		port=$(sed -n 's/^listening on .* port \([0-9]*\)$/\1/p' "$W/srv.out")
-		[ -n "$port" ] || sleep 0.1
+		[ -n "$port" ] && break
+		sleep 0.1
 	done
 	pids=()
 	for ((i = 0; i < N; i++)); do

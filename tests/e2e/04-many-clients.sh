@@ -43,12 +43,12 @@ t_eight_clients_isolated_refused_then_nothing_left() {
 	start_server srv "$S" -v --max-clients 16 || return 1
 	# 8 at once, mixed operations, each verified by both sides.
 	for i in "${!ops[@]}"; do
-		spawn c$i "$C" "${CT[@]}" --op "${ops[$i]}" "$RDMA_IP" "$PORT"
+		spawn "c$i" "$C" "${CT[@]}" --op "${ops[$i]}" "$RDMA_IP" "$PORT"
 	done
 	for i in "${!ops[@]}"; do
-		wait_exit c$i 60
-		want_rc c$i 0 || return 1
-		want_out c$i "^verified 65536 bytes$" || return 1
+		wait_exit "c$i" 60
+		want_rc "c$i" 0 || return 1
+		want_out "c$i" "^verified 65536 bytes$" || return 1
 	done
 	[ "$(grep -c "done: 65536 bytes, checksum fnv1a64 0x[0-9a-f]*, the same as the client's" "$T/srv.out")" = 8 ] ||
 		fail "the server did not confirm 8 clients: $(tail_of "$T/srv.out")" || return 1
@@ -78,12 +78,12 @@ t_counter_four_clients_exact_total() {
 	local i
 	start_server ctr "$S" --counter || return 1
 	for i in 1 2 3 4; do
-		spawn f$i "$C" "${CT[@]}" --op fetch-add --shared -n 2000 "$RDMA_IP" "$PORT"
+		spawn "f$i" "$C" "${CT[@]}" --op fetch-add --shared -n 2000 "$RDMA_IP" "$PORT"
 	done
 	for i in 1 2 3 4; do
-		wait_exit f$i 60
-		want_rc f$i 0 || return 1
-		want_out f$i "^server buffer: 8 bytes at 0x[0-9a-f]+, rkey 0x[0-9a-f]+, fetch-add, atomic depth [0-9]+" || return 1
+		wait_exit "f$i" 60
+		want_rc "f$i" 0 || return 1
+		want_out "f$i" "^server buffer: 8 bytes at 0x[0-9a-f]+, rkey 0x[0-9a-f]+, fetch-add, atomic depth [0-9]+" || return 1
 	done
 	# Without --shared, 02's client refuses a shared word.
 	run ns "$C" "${CT[@]}" --op fetch-add -n 3 "$RDMA_IP" "$PORT"
@@ -99,12 +99,12 @@ t_no_mw_fallback() {
 	local i
 	start_server nm "$S" --no-mw || return 1
 	for i in 1 2; do
-		spawn n$i "$C" "${CT[@]}" "$RDMA_IP" "$PORT"
+		spawn "n$i" "$C" "${CT[@]}" "$RDMA_IP" "$PORT"
 	done
 	for i in 1 2; do
-		wait_exit n$i 60
-		want_rc n$i 0 || return 1
-		want_out n$i "^verified 65536 bytes$" || return 1
+		wait_exit "n$i" 60
+		want_rc "n$i" 0 || return 1
+		want_out "n$i" "^verified 65536 bytes$" || return 1
 	done
 	want_out nm "--no-mw: a PD, CQ and region per client, 02's way" || return 1
 	want_out nm "through its own region" || return 1
