@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 
 #include "atomic.h"
 #include "many.h"
@@ -77,6 +78,10 @@ static int release(struct server *s, struct client *k)
 		ret = fprintf(stderr, "rdma-server: %s: %s\n", k->c.peer, k->c.log.err);
 	if (k->region.mr && rc_mem_dereg(&s->d, &k->region))
 		ret = fprintf(stderr, "rdma-server: %s: %s\n", k->c.peer, s->d.log.err);
+	/* Its slice's pages back to the system: memory follows the clients
+	 * connected, not the most there ever were. */
+	else if (!k->counter && k->mem && madvise(k->mem, s->stride, MADV_DONTNEED))
+		ret = fprintf(stderr, "rdma-server: %s: madvise: %s\n", k->c.peer, strerror(errno));
 	k->used = k->closing = false;
 	s->nclients--;
 	return ret ? -1 : 0;
@@ -263,7 +268,7 @@ static void take_client(struct server *s, struct client *k, const struct rc_cm_i
 		return;
 	}
 	k->access = access_for(&k->hello);
-	k->mem = k->counter ? s->ctr_mem : s->arena + (size_t)slot_of(s, k) * s->o.slice;
+	k->mem = k->counter ? s->ctr_mem : s->arena + (size_t)slot_of(s, k) * s->stride;
 	/* Fresh for every client: it reads this, never an earlier client's. */
 	if (!k->counter)
 		rw_fill_pattern(k->mem, k->len, RW_SERVER_SEED);

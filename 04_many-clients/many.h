@@ -90,9 +90,11 @@ struct server {
 	int ep, sfd;		       /* epoll, signalfd */
 	struct rc_device d;
 	bool dev_open, use_mw;
-	unsigned max;	   /* --max-clients */
-	unsigned per_cq;   /* clients on each CQ */
-	uint8_t *arena;	   /* max slices of o.slice bytes */
+	unsigned max;	 /* --max-clients */
+	unsigned per_cq; /* clients on each CQ */
+	uint8_t *arena;	 /* max slices, mmap'd */
+	size_t stride;	 /* o.slice rounded up to a page: each slice on pages of its own */
+	size_t arena_len;
 	struct rc_buf rx;  /* the pool: nrecv receives of RW_CTRL_MAX */
 	struct rc_buf tx;  /* windows: BUF and RESULT, two per client */
 	struct rc_buf ctr; /* --counter: the word, LOCAL_WRITE|MW_BIND */

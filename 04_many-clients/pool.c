@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "atomic.h"
 #include "many.h"
@@ -155,9 +156,17 @@ int many_device_open(struct server *s, struct ibv_context *verbs)
 		printf("%s: one PD, %d CQ(s) of %d, one SRQ of %u receives for up to %u clients; "
 		       "each slice a region of its own behind a type 2 window\n",
 		       name, s->d.ncq, s->d.cq_size, s->nrecv, s->max);
-	s->arena = alloc_pages((size_t)s->max * s->o.slice);
-	if (!s->arena)
-		return fail("allocating the slices", strerror(ENOMEM));
+	/* Address space for every slice, no memory yet: a page costs only
+	 * once a client's pattern touches it, and is given back when that
+	 * client leaves (MADV_DONTNEED in clients.c). */
+	s->stride = ((size_t)s->o.slice + 4095) & ~(size_t)4095;
+	s->arena_len = (size_t)s->max * s->stride;
+	s->arena = mmap(NULL, s->arena_len, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (s->arena == MAP_FAILED) {
+		s->arena = NULL;
+		return fail("reserving the slices (mmap)", strerror(errno));
+	}
 	if (s->use_mw && open_pool(s))
 		return -1;
 	return s->o.counter ? open_counter(s) : 0;
@@ -178,7 +187,8 @@ void many_device_close(struct server *s, int *bad)
 	free(s->rx_mem);
 	free(s->tx_mem);
 	free(s->ctr_mem);
-	free(s->arena);
+	if (s->arena)
+		munmap(s->arena, s->arena_len);
 }
 
 static struct client *client_of_qp(struct server *s, const struct ibv_qp *qp)

@@ -19,15 +19,14 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "many.h"
+#include "rc-server.h"
 
 /* epoll tags: the fixed fds; a fallback client's CQ channel is 16 + slot. */
 enum { TAG_CM, TAG_CQ, TAG_ASYNC, TAG_SIGNAL, TAG_CLIENT = 16 };
@@ -211,19 +210,6 @@ static int serve(struct server *s)
 	}
 }
 
-/* SIGINT and SIGTERM as a readable fd, for the epoll. */
-static int stop_fd(void)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	if (sigprocmask(SIG_BLOCK, &set, NULL))
-		return -1;
-	return signalfd(-1, &set, SFD_CLOEXEC);
-}
-
 /* Release everything in reverse order, each release checked. */
 static int shut_down(struct server *s)
 {
@@ -255,7 +241,7 @@ static int start(struct server *s)
 {
 	s->max = (unsigned)s->o.rc.max_clients;
 	s->cl = calloc(s->max, sizeof(*s->cl));
-	s->sfd = stop_fd();
+	s->sfd = rc_stop_fd(); /* SIGINT, SIGTERM: a readable fd for the epoll */
 	s->ep = epoll_create1(EPOLL_CLOEXEC);
 	if (!s->cl || s->sfd < 0 || s->ep < 0) {
 		fail("setup", strerror(errno));
