@@ -50,6 +50,14 @@ struct client *client_by_qp(struct server *s, uint32_t qp_num)
 	return NULL;
 }
 
+/* A release the verbs refused: named, and -1 (the client's slot is
+ * freed anyway; what was refused stays, and closing the device says so). */
+static int refused(const struct client *k, const char *what, const char *err)
+{
+	fprintf(stderr, "rdma-server: %s: %s: %s\n", k->c.peer, what, err);
+	return -1;
+}
+
 /* Release a client once nothing of it is in flight, in reverse order:
  * its window first (a bound window holds its QP: destroying the QP
  * first stalls about 51 s on Soft-RoCE), its QP and id, its region. */
@@ -64,27 +72,26 @@ static int release(struct server *s, struct client *k)
 		       counter_value(s));
 	rc_trace(&k->c.log, "releasing: ibv_dealloc_mw, then its QP and id, then its region");
 	if (k->mw && rc_mw_dealloc(&s->d, k->mw))
-		ret = fprintf(stderr, "rdma-server: %s: %s\n", k->c.peer, s->d.log.err);
+		ret = refused(k, "its window", s->d.log.err);
 	k->mw = NULL;
 	if (k->ctl && k->c.dev.channel)
 		epoll_ctl(s->ep, EPOLL_CTL_DEL, k->c.dev.channel->fd, NULL);
 	/* Fallback: the region on its own PD goes before that PD. */
 	if (k->own_mr && ibv_dereg_mr(k->own_mr))
-		ret = fprintf(stderr, "rdma-server: %s: ibv_dereg_mr: %s\n", k->c.peer,
-			      strerror(errno));
+		ret = refused(k, "ibv_dereg_mr", strerror(errno));
 	k->own_mr = NULL;
 	k->c.log.err[0] = '\0';
 	if (rc_conn_destroy(&k->c))
-		ret = fprintf(stderr, "rdma-server: %s: %s\n", k->c.peer, k->c.log.err);
+		ret = refused(k, "its connection", k->c.log.err);
 	if (k->region.mr && rc_mem_dereg(&s->d, &k->region))
-		ret = fprintf(stderr, "rdma-server: %s: %s\n", k->c.peer, s->d.log.err);
+		ret = refused(k, "its region", s->d.log.err);
 	/* Its slice's pages back to the system: memory follows the clients
 	 * connected, not the most there ever were. */
 	else if (!k->counter && k->mem && madvise(k->mem, s->stride, MADV_DONTNEED))
-		ret = fprintf(stderr, "rdma-server: %s: madvise: %s\n", k->c.peer, strerror(errno));
+		ret = refused(k, "madvise", strerror(errno));
 	k->used = k->closing = false;
 	s->nclients--;
-	return ret ? -1 : 0;
+	return ret;
 }
 
 /* Disconnect (no wait: DISCONNECTED comes as an event) and release once
