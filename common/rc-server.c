@@ -224,7 +224,7 @@ out:
 }
 
 /* SIGINT/SIGTERM become a readable fd, so rc_serve can poll for them. */
-static int make_stop_fd(void)
+int rc_stop_fd(void)
 {
 	sigset_t set;
 
@@ -245,7 +245,7 @@ int rc_server_main(const char *prog, const struct rc_opts *o, rc_serve_fn fn, vo
 
 	/* Line-buffered even into a pipe: scripts wait for our lines. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	stop_fd = make_stop_fd();
+	stop_fd = rc_stop_fd();
 	if (stop_fd < 0) {
 		fprintf(stderr, "%s: signalfd: %s\n", prog, strerror(errno));
 		return RC_EXIT_FAIL;

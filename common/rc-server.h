@@ -48,6 +48,11 @@ struct rc_serve_opts {
  */
 int rc_serve(struct rc_listener *l, const struct rc_serve_opts *o, rc_serve_fn fn, void *arg);
 
+/* SIGINT and SIGTERM blocked (in the calling thread and the threads it
+ * starts later) and delivered as a readable signalfd instead, for a
+ * server's poll or epoll. The fd, or -1 if it could not be made. */
+int rc_stop_fd(void);
+
 /*
  * A server's whole life, what every example's server main does:
  * SIGINT/SIGTERM become a signalfd (blocked in every thread), listen on
