@@ -7,7 +7,7 @@
  * event channel for every id (the channel rule, common/rdma-listen.h);
  * start connections while fewer than --in-flight are between
  * rdma_create_id and ESTABLISHED (a request past a server's listen
- * backlog may get no answer at all: README-load.md); one loop over two
+ * backlog may get no answer at all: README.md, "rdma-load"); one loop over two
  * fds (CM events, completions of the shared CQ) drives each connection's
  * state machine (load-conn.c); every state has a deadline; hold them
  * all, disconnect them all, report.

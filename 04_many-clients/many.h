@@ -32,6 +32,12 @@
 
 #define MANY_DEFAULT_SLICE (64u << 10) /* each client's slice (-s) */
 #define MANY_MAX_CLIENTS   64	       /* --max-clients' default */
+/* The listen backlog: connect requests the kernel queues until the loop
+ * reads them. A request past it gets no answer at all (README, rdma-load),
+ * so it is not --max-clients but ucma's cap (net.rdma_ucm.max_backlog's
+ * default): a burst past --max-clients reaches the loop and is rejected
+ * with a reason. */
+#define MANY_BACKLOG 1024
 /* The credit rule: by 02's protocol a client sends one control message
  * (DONE) per connection, after BUF: at most MANY_CREDITS in flight. */
 #define MANY_CREDITS 1u

@@ -248,7 +248,7 @@ static int start(struct server *s)
 		return RC_EXIT_FAIL;
 	}
 	if (rc_create_cm_channel(&s->l.log, &s->ch) ||
-	    rc_listen(&s->l, s->ch, s->o.rc.bind, s->o.rc.port, (int)s->max, s->o.rc.verbose)) {
+	    rc_listen(&s->l, s->ch, s->o.rc.bind, s->o.rc.port, MANY_BACKLOG, s->o.rc.verbose)) {
 		fail("listening", s->l.log.err);
 		return RC_EXIT_NOCONN;
 	}
