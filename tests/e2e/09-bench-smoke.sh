@@ -35,6 +35,8 @@ def positive(v, what):
 raw = rows("bench-raw.csv", ["rep", "name", "value", "unit"])
 names = ["01-ours-median", "01-ours-p99", "01-ib_send_lat-typical", "01-ib_send_lat-p99",
          "01-ib_send_lat80-typical", "01-ib_send_lat80-p99",
+         "01-event-I80-ours-median", "01-event-I80-ours-p99",
+         "01-event-I80-ib_send_lat-typical", "01-event-I80-ib_send_lat-p99",
          "02-ours-write-65536", "02-ib_write_bw-65536", "02-ours-read-65536", "02-ib_read_bw-65536",
          "02-ours-fetch-add", "02-ib_atomic_bw",
          "03-ours-put", "03-ceiling-write", "03-ours-get", "03-ceiling-read", "03-rcopy"]
@@ -49,7 +51,7 @@ for x in raw:
 head = ["id", "what", "ours", "anchor_name", "anchor", "unit", "ratio", "target", "met", "reps",
         "ratio_min", "ratio_max"]
 res = rows("bench-results.csv", head)
-ids = ["01-latency-median", "01-latency-p99", "01-latency-wire80", "02-write-64K", "02-read-64K",
+ids = ["01-latency-median", "01-latency-p99", "01-latency-wire80", "01-event-inline", "02-write-64K", "02-read-64K",
        "02-fetch-add", "03-put-ceiling", "03-get-ceiling", "03-put-rcopy", "03-get-rcopy"]
 assert [x["id"] for x in res] == ids, "table rows: %r" % [x["id"] for x in res]
 for x in res:
