@@ -87,4 +87,22 @@ EOF
 	) || fail "bench output in $OUT: $(tail -n 3 <<<"$why" | tr '\n' '|' | cut -c1-600)"
 }
 
-run_tests t_quick_bench_every_row
+# The polling lab's smoke (tools/polling-lab, LAB_QUICK=1 with 100 round trips): every mode ran,
+# its row has a median, a p99 and CPU figures that are numbers, and the PNG was drawn. ~8 s.
+t_polling_lab_quick() {
+	local out=build/e2e-polling-lab t0=$SECONDS
+	rm -rf "${ROOT:?}/$out"
+	run lab env LAB_QUICK=1 LAB_N=100 LAB_OUT="$out" "$ROOT/tools/polling-lab"
+	echo "    LAB_QUICK=1 tools/polling-lab took $((SECONDS - t0)) s"
+	want_rc lab 0 || return 1
+	want_out lab '^polling-lab: results in build/e2e-polling-lab/: ' || return 1
+	local m
+	for m in busy event adaptive; do
+		want_out lab "^$m +64 +[0-9.]+ +[0-9.]+ \\| +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$" || return 1
+	done
+	[ "$(head -c 8 "$ROOT/$out/polling-lab.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
+		fail "$out/polling-lab.png is no PNG" || return 1
+	[ "$(wc -l <"$ROOT/$out/polling-lab.csv")" = 4 ] || fail "polling-lab.csv: $(cat "$ROOT/$out/polling-lab.csv")"
+}
+
+run_tests t_quick_bench_every_row t_polling_lab_quick
