@@ -317,6 +317,15 @@ bench-loss:
 	$(MAKE) all
 	tools/bench-loss
 
+# 01 in each completion mode (--poll busy, event, adaptive) over message sizes: latency (median,
+# p99) and CPU per message, both processes' and the machine's kernel time, as a table and a PNG
+# (tools/polling-lab --help; docs/performance.md). LAB_QUICK=1: a smoke run. RDMA_ENV_KERNEL=K.
+.PHONY: polling-lab
+polling-lab:
+	tools/deps base bench
+	$(MAKE) all
+	tools/polling-lab
+
 # Soft-RoCE (rdma_rxe) bugs, each shown by a verbs-only reproducer between
 # two VMs, or in one (rxe-odp) (tests/repro/, docs/kernels.md "Soft-RoCE
 # bugs we know"); not part of make test. REPRO_KERNELS (default 6.1 6.12 7),

@@ -35,6 +35,8 @@ def positive(v, what):
 raw = rows("bench-raw.csv", ["rep", "name", "value", "unit"])
 names = ["01-ours-median", "01-ours-p99", "01-ib_send_lat-typical", "01-ib_send_lat-p99",
          "01-ib_send_lat80-typical", "01-ib_send_lat80-p99",
+         "01-event-I80-ours-median", "01-event-I80-ours-p99",
+         "01-event-I80-ib_send_lat-typical", "01-event-I80-ib_send_lat-p99",
          "02-ours-write-65536", "02-ib_write_bw-65536", "02-ours-read-65536", "02-ib_read_bw-65536",
          "02-ours-fetch-add", "02-ib_atomic_bw",
          "03-ours-put", "03-ceiling-write", "03-ours-get", "03-ceiling-read", "03-rcopy"]
@@ -49,7 +51,7 @@ for x in raw:
 head = ["id", "what", "ours", "anchor_name", "anchor", "unit", "ratio", "target", "met", "reps",
         "ratio_min", "ratio_max"]
 res = rows("bench-results.csv", head)
-ids = ["01-latency-median", "01-latency-p99", "01-latency-wire80", "02-write-64K", "02-read-64K",
+ids = ["01-latency-median", "01-latency-p99", "01-latency-wire80", "01-event-inline", "02-write-64K", "02-read-64K",
        "02-fetch-add", "03-put-ceiling", "03-get-ceiling", "03-put-rcopy", "03-get-rcopy"]
 assert [x["id"] for x in res] == ids, "table rows: %r" % [x["id"] for x in res]
 for x in res:
@@ -85,4 +87,23 @@ EOF
 	) || fail "bench output in $OUT: $(tail -n 3 <<<"$why" | tr '\n' '|' | cut -c1-600)"
 }
 
-run_tests t_quick_bench_every_row
+# The polling lab's smoke (tools/polling-lab, LAB_QUICK=1 with 100 round trips): every mode ran,
+# its row has a median, a p99 and CPU figures that are numbers ("outside", a difference of two
+# counts, may be below 0), and the PNG was drawn. ~8 s.
+t_polling_lab_quick() {
+	local out=build/e2e-polling-lab t0=$SECONDS
+	rm -rf "${ROOT:?}/$out"
+	run lab env LAB_QUICK=1 LAB_N=100 LAB_OUT="$out" "$ROOT/tools/polling-lab"
+	echo "    LAB_QUICK=1 tools/polling-lab took $((SECONDS - t0)) s"
+	want_rc lab 0 || return 1
+	want_out lab '^polling-lab: results in build/e2e-polling-lab/: ' || return 1
+	local m
+	for m in busy event adaptive; do
+		want_out lab "^$m +64 +[0-9.]+ +[0-9.]+ \\| +[0-9.]+ +[0-9.]+ +[0-9.]+ +-?[0-9.]+ +[0-9.]+ +[0-9.]+$" || return 1
+	done
+	[ "$(head -c 8 "$ROOT/$out/polling-lab.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
+		fail "$out/polling-lab.png is no PNG" || return 1
+	[ "$(wc -l <"$ROOT/$out/polling-lab.csv")" = 4 ] || fail "polling-lab.csv: $(cat "$ROOT/$out/polling-lab.csv")"
+}
+
+run_tests t_quick_bench_every_row t_polling_lab_quick
