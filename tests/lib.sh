@@ -39,6 +39,26 @@ trap 'cleanup_test; rm -rf "$T"' EXIT
 exec {SLEEP_FD}<> <(:)
 nap() { read -r -t "$1" -u "$SLEEP_FD" || :; }
 
+# rdma_resources: the RDMA resources of the whole VM (rdma resource show)
+# as "pd N cq N qp N cm_id N mr N ctx N" (srq N too, where the kernel
+# counts them): what a server holds, compared before and after clients.
+rdma_resources() {
+	rdma resource show | sed -n 's/^[0-9]*: [^:]*: *//p' | tr -s ' ' | sed 's/ *$//'
+}
+
+# resources_settle WANT SECONDS [FN]: until FN (rdma_resources) prints WANT
+# (a server tears a connection down after its client has gone), at most
+# SECONDS; else fail with what it prints.
+resources_settle() {
+	local i now fn=${3:-rdma_resources}
+	for ((i = 0; i < $2 * 2; i++)); do
+		now=$("$fn")
+		[ "$now" = "$1" ] && return 0
+		nap 0.5
+	done
+	fail "RDMA resources did not return to '$1': now '$now'"
+}
+
 # listening_port FILE: PORT = N of the first "listening on ADDR port N" line
 # in FILE (a server's stdout), without starting a process; empty if none yet.
 listening_port() {

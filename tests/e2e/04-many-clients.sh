@@ -11,21 +11,8 @@ S=$ROOT/04_many-clients/rdma-server
 C=$ROOT/02_read-write/rdma-client
 CT=(--timeout 10) # 8 clients share the VM's two CPUs
 
-# resources: the RDMA resources of the whole VM, as 07-load.sh reads them.
-resources() {
-	rdma resource show | sed -n 's/^[0-9]*: [^:]*: *//p' | tr -s ' ' | sed 's/ *$//'
-}
-
 # settled WANT: until the RDMA resources are back to WANT, at most 10 s.
-settled() {
-	local i now
-	for ((i = 0; i < 20; i++)); do
-		now=$(resources)
-		[ "$now" = "$1" ] && return 0
-		nap 0.5
-	done
-	fail "RDMA resources did not return to '$1': now '$now'"
-}
+settled() { resources_settle "$1" 10; }
 
 # plus BASE: BASE ("pd N cq N ...") with the server's own idle resources
 # added: one PD, CQ, SRQ and context, its listener's cm_id, two regions
@@ -39,7 +26,7 @@ plus_server() {
 
 t_eight_clients_isolated_refused_then_nothing_left() {
 	local i ops=(write read both write read both both write) base
-	base=$(resources)
+	base=$(rdma_resources)
 	start_server srv "$S" -v --max-clients 16 || return 1
 	# 8 at once, mixed operations, each verified by both sides.
 	for i in "${!ops[@]}"; do

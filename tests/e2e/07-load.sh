@@ -24,10 +24,8 @@ trap 'cleanup_test; rm -rf "$T" "$W"' EXIT
 RSS_SLACK_KB=4096
 
 # resources: the RDMA resources of the whole VM (only our two servers
-# should hold any between rounds) as "pd N cq N qp N cm_id N mr N ctx N".
-resources() {
-	rdma resource show | sed -n 's/^[0-9]*: [^:]*: *//p' | tr -s ' ' | sed 's/ *srq [0-9]*//; s/ *$//'
-}
+# should hold any between rounds), without the SRQs.
+resources() { rdma_resources | sed 's/ *srq [0-9]*//'; }
 
 # server_state NAME: "rss KB fds N" of a running server.
 server_state() {
@@ -64,17 +62,8 @@ round() {
 	done
 }
 
-# settled WANT: until the RDMA resources are back to WANT (the servers
-# tear a connection down after its client has gone), at most 15 s.
-settled() {
-	local i now
-	for ((i = 0; i < 30; i++)); do
-		now=$(resources)
-		[ "$now" = "$1" ] && return 0
-		nap 0.5
-	done
-	fail "RDMA resources did not return to '$1': now '$now'"
-}
+# settled WANT: until the RDMA resources are back to WANT, at most 15 s.
+settled() { resources_settle "$1" 15 resources; }
 
 t_eleven_clients_at_once_then_nothing_left() {
 	local i base r0 s0 s1 s2 grow x y
