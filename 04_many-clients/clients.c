@@ -91,6 +91,9 @@ static int release(struct server *s, struct client *k)
 		ret = refused(k, "madvise", strerror(errno));
 	k->used = k->closing = false;
 	s->nclients--;
+	/* Named already; the others go on, the exit code says it. */
+	if (ret)
+		s->release_refused = true;
 	return ret;
 }
 
@@ -241,7 +244,11 @@ static int accept_client(struct server *s, struct client *k, char *why, size_t l
 		return rc_fail(&k->c.log, EIO, "%s", k->c.log.err);
 	/* In RTS now: an RNR retry after 10.24 ms, not the CM's 655 ms. */
 	if (ibv_modify_qp(k->c.qp, &a, IBV_QP_MIN_RNR_TIMER))
-		rc_trace(&k->c.log, "ibv_modify_qp(min_rnr_timer): %s", strerror(errno));
+		fprintf(stderr,
+			"rdma-server: client %s: ibv_modify_qp(min_rnr_timer %d): %s; hint: its "
+			"RNR "
+			"retries wait the CM's 655 ms, which may outlast its ACK timeout\n",
+			k->c.peer, MANY_MIN_RNR_TIMER, strerror(errno));
 	else
 		rc_trace(&k->c.log, "ibv_modify_qp: min_rnr_timer %d (10.24 ms)",
 			 MANY_MIN_RNR_TIMER);
@@ -307,7 +314,7 @@ void on_connect_request(struct server *s, const struct rc_cm_info *info)
 	for (unsigned i = 0; i < s->max && !k; i++)
 		k = s->cl[i].used ? NULL : &s->cl[i];
 	if (!k)
-		fprintf(stderr, "server: rejecting %s: %u clients already connected\n", peer,
+		fprintf(stderr, "rdma-server: rejecting %s: %u clients already connected\n", peer,
 			s->max);
 	if (!k || (!s->dev_open && many_device_open(s, info->id->verbs))) {
 		rc_reject_id(info->id, k ? "server could not set up the connection (see its log)"
@@ -524,17 +531,22 @@ int on_own_completions(struct server *s, struct client *k)
 	struct ibv_cq *cq;
 	struct ibv_wc wc[16];
 	void *ctx;
-	int n;
+	int n = 0;
 
 	/* Non-blocking: EAGAIN once every event is taken; then arm again,
 	 * then poll, so that a completion after the poll wakes us. */
 	while (!ibv_get_cq_event(k->c.dev.channel, &cq, &ctx))
 		ibv_ack_cq_events(cq, 1);
-	if (ibv_req_notify_cq(k->c.dev.cq, 0))
-		return drop(s, k, "ibv_req_notify_cq failed");
+	/* A failure here ends this client, never the server. */
+	if (ibv_req_notify_cq(k->c.dev.cq, 0)) {
+		drop(s, k, "ibv_req_notify_cq failed");
+		return 0;
+	}
 	while (k->used && (n = ibv_poll_cq(k->c.dev.cq, 16, wc)) > 0)
 		for (int i = 0; i < n && k->used; i++)
 			on_wc(s, k, &wc[i]);
+	if (k->used && n < 0)
+		drop(s, k, "ibv_poll_cq failed on its own CQ");
 	return 0;
 }
 

@@ -110,6 +110,7 @@ struct server {
 	struct client *cl;
 	struct rc_ratelimit refusals;
 	unsigned nclients;
+	bool release_refused; /* a client's release failed (named on stderr): exit 1 */
 };
 
 /* pool.c */

@@ -233,7 +233,7 @@ static int shut_down(struct server *s)
 	if (s->sfd >= 0)
 		close(s->sfd);
 	free(s->cl);
-	return bad ? -1 : 0;
+	return bad || s->release_refused ? -1 : 0;
 }
 
 /* The listener on a channel of ours that every client's id stays on. */
