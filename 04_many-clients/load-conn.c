@@ -211,6 +211,7 @@ static void on_established(struct load *ld, struct load_conn *lc)
 {
 	end_step(lc);
 	ld->connecting--;
+	ld->t_last_est = rc_now_us(); /* the rate up to ESTABLISHED: make bench's many row */
 	begin(lc, STEP_EXCHANGE);
 	lc->deadline_us = rc_now_us() + (uint64_t)lc->c.timeout_ms * 1000u;
 	lc->st = LS_BUF;

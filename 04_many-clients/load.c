@@ -439,6 +439,7 @@ static void json_report(struct rc_json *j, const struct load *ld, uint64_t *tmp)
 	rc_json_u64(j, "verified", ld->verified);
 	rc_json_u64(j, "failed", ld->failed);
 	rc_json_u64(j, "dropped_while_held", ld->dropped);
+	rc_json_double(j, "established_ms", ms_between(ld->t_start, ld->t_last_est));
 	rc_json_double(j, "settled_ms", ms_between(ld->t_start, ld->t_settled));
 	rc_json_double(j, "total_ms", ms_between(ld->t_start, ld->t_end));
 	rc_json_array(j, "failures");

@@ -116,6 +116,7 @@ struct load {
 	unsigned dropped;    /* verified, then the server hung up while held */
 	unsigned no_goodbye; /* verified, no DISCONNECTED after our DREQ */
 	uint64_t t_start, t_settled, t_end;
+	uint64_t t_last_est; /* the last ESTABLISHED taken */
 };
 
 /* The arena's layout within a connection's part. */

@@ -36,7 +36,7 @@ t_load_32_all_verified() {
 			'create_qp', 'connect', 'exchange', 'disconnect']) and
 		all(s['count'] == 32 and 0 <= s['median_ms'] <= s['p99_ms'] <= s['max_ms']
 		    for s in d['steps'].values()) and
-		d['total_ms'] >= d['settled_ms'] > 0 and
+		d['total_ms'] >= d['settled_ms'] >= d['established_ms'] > 0 and
 		d['error'] is None and d['exit_code'] == 0 and err == ''" || return 1
 	local n
 	n=$(grep -Ec "done: 65536 bytes, checksum fnv1a64 0x[0-9a-f]*, the same as the client's( 0x[0-9a-f]+)?$" "$T/srv.out")
