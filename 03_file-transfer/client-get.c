@@ -141,7 +141,11 @@ static int get_loop(struct client *cl)
 		 * an unacknowledged SEND, a retransmission makes Soft-RoCE on
 		 * Linux 6.12 and 7.x fail the QP (docs/kernels.md). */
 		if (posted < announced && posted - done < cl->rd_depth) {
-			ret = xfer_ctl_drain(&cl->ctl);
+			ret = 0;
+			if (xfer_ctl_unacked(&cl->ctl)) {
+				cl->read_waits++; /* -v says what the rule costs */
+				ret = xfer_ctl_drain(&cl->ctl);
+			}
 			if (!ret)
 				ret = post_chunk_read(cl, posted++);
 			if (ret)
@@ -201,5 +205,9 @@ int get_file(struct client *cl)
 	if (!ret)
 		ret = get_loop(cl);
 	xfer_disk_stop(&cl->disk);
+	rc_trace(&cl->conn.log,
+		 "%" PRIu64 " of %" PRIu64 " READs waited for the CREDITs before them to be "
+		 "acknowledged",
+		 cl->read_waits, cl->nchunks);
 	return ret;
 }

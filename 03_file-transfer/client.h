@@ -38,10 +38,11 @@ struct client {
 	struct xfer_sink sink;	       /* get: the temporary file */
 	char local_name[XFER_NAME_MAX + 1];
 	uint64_t size, nchunks;
-	uint16_t rd_depth;  /* get: the server's answer */
-	bool accepted;	    /* the server's ACCEPT arrived */
-	bool peer_zerocopy; /* get: the server's CHUNKs point into its page cache */
-	bool peer_inplace;  /* put: our WRITEs land in the server's page cache */
+	uint16_t rd_depth;   /* get: the server's answer */
+	uint64_t read_waits; /* get: READs that waited for a CREDIT's ACK */
+	bool accepted;	     /* the server's ACCEPT arrived */
+	bool peer_zerocopy;  /* get: the server's CHUNKs point into its page cache */
+	bool peer_inplace;   /* put: our WRITEs land in the server's page cache */
 	/* Where the NIC takes (get: the CHUNK) or puts (put: the ACCEPT, then
 	 * the slot's last CREDIT) the chunk in this slot, on the server. */
 	struct rc_remote_buf chunk_at[XFER_MAX_DEPTH];

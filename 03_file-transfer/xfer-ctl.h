@@ -55,5 +55,7 @@ bool xfer_ctl_is_recv(const struct xfer_ctl *x, const struct ibv_wc *wc);
 int xfer_ctl_take(struct xfer_ctl *x, const struct ibv_wc *wc, struct xfer_msg *m);
 /* Wait until every SEND posted so far has completed. */
 int xfer_ctl_drain(struct xfer_ctl *x);
+/* SENDs posted and not yet completed. */
+unsigned xfer_ctl_unacked(const struct xfer_ctl *x);
 
 #endif /* XFER_CTL_H */
