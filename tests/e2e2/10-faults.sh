@@ -247,7 +247,16 @@ t_no_faults() { all_three clean ""; }
 # measures our READs there.
 C2_S=90 # bound of each 02 client of a round
 [ "${TEST_LARGE:-0}" = 1 ] && C2_S=300
+# Its READs under loss matter most on 6.12 and 7.x (rdma_rxe's
+# READ-after-SEND bug, docs/kernels.md): make test-kernels runs it there;
+# on 6.1 only with TEST_LARGE=1 (make test's 15 minutes: 1% and 3% stay).
 t_loss_half_percent() {
+	case $(uname -r) in
+	6.1.*) [ "${TEST_LARGE:-0}" = 1 ] || {
+		REASON="on 6.1 with TEST_LARGE=1 only; make test-kernels runs it on 6.12 and 7.x"
+		return 77
+	} ;;
+	esac
 	local reads="--op read -s 4M -n 2"
 	[ "${TEST_LARGE:-0}" = 1 ] && reads="--op read -s 4M -n 20"
 	all_three loss05 "loss 0.5%" "--op write -s 4M -n 20" "$reads"
