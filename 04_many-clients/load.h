@@ -37,7 +37,7 @@
 /* Exit code when some connections were not verified (others were). */
 #define LOAD_EXIT_SOME 5
 
-/* --inject: rdma-load's lessons (load-lessons.c; README, "Lessons"). */
+/* --inject: rdma-load's lessons (lessons-load.c; README, "Lessons"). */
 enum load_inject {
 	LOAD_INJECT_NONE,
 	LOAD_INJECT_OTHER_RKEY, /* conn 1's (addr, rkey) on conn 0's QP */
@@ -163,7 +163,7 @@ const char *load_step_name(enum load_step s);
 int load_pump(struct load *ld, uint64_t until);
 int load_connect_all(struct load *ld);
 
-/* load-lessons.c: a lesson's completion (kind LOAD_WR_LESSON + n); run
+/* lessons-load.c: a lesson's completion (kind LOAD_WR_LESSON + n); run
  * other-rkey or old-rkey, or explain srq-low after the normal run. Each
  * returns the exit code: RW_EXIT_LESSON when it showed what it teaches. */
 void load_lesson_wc(struct load *ld, const struct ibv_wc *wc);

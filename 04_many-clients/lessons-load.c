@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * load-lessons.c - rdma-load's --inject lessons (README, "Lessons"). One
+ * lessons-load.c - rdma-load's --inject lessons (README, "Lessons"). One
  * process holds several connections, so it knows more than one rkey of a
  * server: each lesson uses one where it does not belong, or looks at what
  * became of its SENDs, and prints what the completions really said and
@@ -171,7 +171,7 @@ static int lesson_other_rkey(struct load *ld)
 {
 	struct load_conn *a = &ld->conns[0], *b = &ld->conns[1];
 	uint8_t *src = (uint8_t *)ld->arena + a->off + LOAD_SRC, *dst = src + ld->o.size;
-	bool same = a->remote.rb.rkey == b->remote.rb.rkey;
+	bool same;
 
 	if (open_one(ld, 0) || open_one(ld, 1))
 		return RC_EXIT_NOCONN;
@@ -289,8 +289,9 @@ int load_lesson_srq_low(struct load *ld)
 	printf("\nWhat happened: a DONE that found no receive on the server's SRQ was answered\n"
 	       "with an RNR NAK (receiver not ready), which names how long to wait (the server\n"
 	       "QP's min_rnr_timer); our NIC waited and sent again, up to rnr_retry times%s.\n"
-	       "The server's program sees none of this: its SRQ limit event came earlier, when\n"
-	       "its receives ran low (its log); a service refills then, and this one did not.\n\n",
+	       "The server's program sees none of this. What it can see is its SRQ limit\n"
+	       "event, when its receives run low (04's server with --inject srq-low prints it);\n"
+	       "a service refills then.\n\n",
 	       rnr ? ", then gave up" : "; others were still retrying when our --timeout ended");
 	return shown(ld, rnr ? "IBV_WC_RNR_RETRY_EXC_ERR for DONEs past the SRQ's receives"
 			     : "DONEs past the SRQ's receives never completed");
