@@ -60,8 +60,8 @@ enum many_inject {
 	 * MANY_LESSON_LIMIT, none ever posted again. */
 	MANY_INJECT_SRQ_LOW,
 };
-#define MANY_LESSON_POSTED 4u
-#define MANY_LESSON_LIMIT  2u
+#define MANY_LESSON_POSTED 4
+#define MANY_LESSON_LIMIT  2
 /* shared-region registers every slice at once: pinned, so bounded. */
 #define MANY_LESSON_MAX_ARENA (64u << 20)
 
