@@ -157,12 +157,13 @@ $(EX03)/rdma-client: $(X03_CLIENT_O) $(X03_O) $(B)/$(EX03)/auth.o $(COMMON_O)
 # the loop, clients.c a client's life, pool.c the shared device, its SRQ
 # pool and async events. rdma-load: N connections from one process and one
 # thread, 02's exchange on each; load-conn.c is one connection's state
-# machine. Both speak 02's protocol: 02's rw.o and atomic.o.
+# machine, lessons-load.c its --inject lessons. Both speak 02's protocol:
+# 02's rw.o and atomic.o.
 $(B)/$(EX04)/%.o: private CPPFLAGS += -I$(EX02)
 X04_SERVER_O := $(addprefix $(B)/$(EX04)/,server.o clients.o pool.o)
 $(EX04)/rdma-server: $(X04_SERVER_O) $(X02_O) $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-X04_LOAD_O := $(addprefix $(B)/$(EX04)/,load.o load-conn.o)
+X04_LOAD_O := $(addprefix $(B)/$(EX04)/,load.o load-conn.o lessons-load.o)
 $(EX04)/rdma-load: $(X04_LOAD_O) $(X02_O) $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 # 16 of 02's clients x 10,000 fetch-adds on 04's --counter, 10 runs, one

@@ -86,8 +86,10 @@ static int release(struct server *s, struct client *k)
 	if (k->region.mr && rc_mem_dereg(&s->d, &k->region))
 		ret = refused(k, "its region", s->d.log.err);
 	/* Its slice's pages back to the system: memory follows the clients
-	 * connected, not the most there ever were. */
-	else if (!k->counter && k->mem && madvise(k->mem, s->stride, MADV_DONTNEED))
+	 * connected, not the most there ever were. (Not those of the
+	 * shared-region lesson: registered, the NIC keeps the old pages.) */
+	else if (!k->counter && k->mem && s->o.inject != MANY_INJECT_SHARED_REGION &&
+		 madvise(k->mem, s->stride, MADV_DONTNEED))
 		ret = refused(k, "madvise", strerror(errno));
 	k->used = k->closing = false;
 	s->nclients--;
@@ -178,6 +180,9 @@ static int setup_shared(struct server *s, struct client *k)
 {
 	struct ibv_qp_cap cap = { .max_send_wr = MANY_SEND_WR, .max_send_sge = 1 };
 
+	/* The shared-region lesson: no region, no window of its own. */
+	if (s->o.inject == MANY_INJECT_SHARED_REGION)
+		return rc_create_qp_on(&k->c, &s->d, (int)(slot_of(s, k) / s->per_cq), &cap);
 	if (!k->counter && rc_mem_reg(&s->d, k->mem, k->len,
 				      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND, &k->region))
 		return rc_fail(&k->c.log, EIO, "%s", s->d.log.err);
@@ -255,8 +260,10 @@ static int accept_client(struct server *s, struct client *k, char *why, size_t l
 	printf("connection from %s: %u-byte %s, access %s through %s, %s %u%s%s\n", k->c.peer,
 	       k->len, k->counter ? "shared counter" : "slice",
 	       rw_access_str(k->access, flags, sizeof(flags)),
-	       s->use_mw ? "its window" : "its own region", rw_depth_name(k->hello.ops),
-	       k->read_depth, k->hello.lesson ? ", lesson " : "",
+	       s->o.inject == MANY_INJECT_SHARED_REGION ? "the shared region (UNSAFE lesson)"
+	       : s->use_mw				? "its window"
+							: "its own region",
+	       rw_depth_name(k->hello.ops), k->read_depth, k->hello.lesson ? ", lesson " : "",
 	       k->hello.lesson ? rw_inject_name(k->hello.lesson) : "");
 	k->state = CL_ACCEPTING;
 	set_deadline(s, k);
@@ -362,8 +369,9 @@ static void on_established(struct server *s, struct client *k)
 	int remote = k->access &
 		     (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
 
-	if (!s->use_mw) {
-		k->rkey = k->own_mr->rkey;
+	if (!s->use_mw || s->o.inject == MANY_INJECT_SHARED_REGION) {
+		/* Its own region's rkey, or the lesson's one for every slice. */
+		k->rkey = s->use_mw ? s->all.mr->rkey : k->own_mr->rkey;
 		send_buf(s, k);
 		return;
 	}
@@ -475,7 +483,10 @@ void on_pool_recv(struct server *s, const struct ibv_wc *wc)
 	memcpy(msg, (uint8_t *)s->rx.addr + (size_t)i * RW_CTRL_MAX, sizeof(msg));
 	s->rx_posted[i] = false;
 	s->posted--;
-	pool_repost(s, i);
+	if (s->o.inject != MANY_INJECT_SRQ_LOW)
+		pool_repost(s, i);
+	else if (!s->posted)
+		printf("lesson srq-low: no receive left on the SRQ\n");
 	if (!k || k->closing)
 		return; /* a client released or leaving since */
 	if (rc_wc_check(&k->c.log, wc)) {

@@ -22,7 +22,7 @@
 /* What a work request was, in the low bits of its wr_id; the connection's
  * index above them (one CQ for all: the completion must say whose). */
 enum { WR_RECV = 1, WR_WRITE = 2, WR_READ = 3, WR_DONE = 4 };
-#define WR_KIND_BITS 4
+#define WR_KIND_BITS LOAD_WR_KIND_BITS
 
 static const char *const step_names[STEP_COUNT] = {
 	"create id", "resolve addr", "resolve route", "create QP",
@@ -97,6 +97,7 @@ int load_conn_start(struct load *ld, struct load_conn *lc)
 	c->ack_timeout = (uint8_t)ld->o.rc.ack_timeout;
 	c->retry_count = (uint8_t)ld->o.rc.retry_count;
 	lc->ld = ld;
+	lc->done_status = -1;
 	ld->started++;
 	ld->connecting++;
 	lc->st = LS_ADDR;
@@ -373,6 +374,7 @@ static int on_read(struct load *ld, struct load_conn *lc)
 	done.checksum = lc->sum;
 	n = rw_sum_pack(arena_at(lc, LOAD_TX), RW_T_DONE, 1, &done);
 	lc->st = LS_RESULT;
+	lc->done_ns = rc_now_ns();
 	return rc_post_send(c, &ld->mem, lc->off + LOAD_TX, n, wr_id(lc, WR_DONE), true);
 }
 
@@ -413,8 +415,13 @@ static void maybe_verified(struct load *ld, struct load_conn *lc)
 static int exchange_step(struct load *ld, struct load_conn *lc, const struct ibv_wc *wc,
 			 unsigned kind)
 {
-	int ret = rc_wc_check(&lc->c.log, wc);
+	int ret;
 
+	if (kind == WR_DONE) { /* for --inject srq-low: what became of DONE */
+		lc->done_status = wc->status;
+		lc->done_ms = (double)(rc_now_ns() - lc->done_ns) / 1e6;
+	}
+	ret = rc_wc_check(&lc->c.log, wc);
 	if (ret) /* log.err names the status (ibv_wc_status_str) and a hint */
 		return ret;
 	if (lc->st == LS_BUF && kind == WR_RECV && wc->opcode == IBV_WC_RECV)
@@ -451,6 +458,10 @@ void load_conn_wc(struct load *ld, const struct ibv_wc *wc)
 	lc = &ld->conns[idx];
 	if (!lc->c.qp || wc->qp_num != lc->c.qp->qp_num)
 		return;
+	if ((wc->wr_id & ((1u << WR_KIND_BITS) - 1)) >= LOAD_WR_LESSON) {
+		load_lesson_wc(ld, wc);
+		return;
+	}
 	/* BUF's receive before ESTABLISHED was taken: for on_established. */
 	if (lc->st == LS_CONNECT && !lc->early) {
 		lc->early_wc = *wc;

@@ -25,7 +25,7 @@
 #include "rc-json.h"
 #include "rc-report.h"
 
-enum { OPT_IN_FLIGHT = RC_OPT_FIRST_FREE, OPT_HOLD, OPT_JSON };
+enum { OPT_IN_FLIGHT = RC_OPT_FIRST_FREE, OPT_HOLD, OPT_JSON, OPT_INJECT };
 
 /* clang-format off */
 static const char usage[] =
@@ -50,6 +50,12 @@ static const char usage[] =
 	"      --hold SEC        keep all connections up this long once every one is\n"
 	"                        verified or failed, then disconnect (default 0)\n"
 	"      --json            one JSON object on stdout instead of the report\n"
+	"      --inject LESSON   do one thing on purpose and print what happened and why\n"
+	"                        (README, \"Lessons\"): other-rkey (2 connections: the\n"
+	"                        second's address and rkey on the first's QP), old-rkey\n"
+	"                        (a closed connection's rkey on a new connection),\n"
+	"                        srq-low (the normal run, then what became of each DONE:\n"
+	"                        against a server with --inject srq-low)\n"
 	"  -p, --port PORT       server port (default " RC_DEFAULT_PORT ")\n"
 	"      --timeout SEC     bound of each connection's connect (rdma_create_id to\n"
 	"                        ESTABLISHED), of its exchange and of its disconnect\n"
@@ -64,7 +70,8 @@ static const char usage[] =
 	"\n"
 	"Exit status: 0 all N verified, 1 a local failure (no device, out of memory),\n"
 	"2 bad usage, 3 not one connection established, " RC_STR(LOAD_EXIT_SOME) " some connections not\n"
-	"verified (each failure's step and reason on stderr).\n";
+	"verified (each failure's step and reason on stderr), 4 an --inject lesson\n"
+	"showed what it teaches.\n";
 /* clang-format on */
 
 /* Options; 0 ok, 1 --help printed, -EINVAL with err set. */
@@ -84,6 +91,7 @@ static int parse(int argc, char **argv, struct load_opts *o, char *err, size_t e
 		{ "in-flight", required_argument, NULL, OPT_IN_FLIGHT },
 		{ "hold", required_argument, NULL, OPT_HOLD },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "inject", required_argument, NULL, OPT_INJECT },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -125,10 +133,30 @@ static int parse(int argc, char **argv, struct load_opts *o, char *err, size_t e
 				o->hold_ms = 0;
 			break;
 		case OPT_JSON: o->json = true; break;
+		case OPT_INJECT:
+			o->inject = !strcmp(optarg, "other-rkey") ? LOAD_INJECT_OTHER_RKEY
+				    : !strcmp(optarg, "old-rkey") ? LOAD_INJECT_OLD_RKEY
+				    : !strcmp(optarg, "srq-low")  ? LOAD_INJECT_SRQ_LOW
+								  : LOAD_INJECT_NONE;
+			if (!o->inject)
+				return rc_usage_error(
+					err, errlen,
+					"unknown --inject '%s' (other-rkey, old-rkey, "
+					"srq-low)",
+					optarg);
+			break;
 		default: return rc_usage_error(err, errlen, "unknown option");
 		}
 	}
-	return rc_opts_end(&o->rc, ret, argc, argv, RC_OPERANDS_SERVER, &o->server, err, errlen);
+	ret = rc_opts_end(&o->rc, ret, argc, argv, RC_OPERANDS_SERVER, &o->server, err, errlen);
+	if (ret || !o->inject)
+		return ret;
+	if (o->json)
+		return rc_usage_error(err, errlen, "--inject prints its explanation: no --json");
+	/* other-rkey and old-rkey: two connections, whatever -c says. */
+	if (o->inject != LOAD_INJECT_SRQ_LOW)
+		o->conns = 2;
+	return 0;
 }
 
 /* ---- Set-up and teardown ---- */
@@ -229,7 +257,7 @@ static uint64_t next_deadline(const struct load *ld, uint64_t until)
 
 /* Wait for either fd (at most until `until`), then take every CM event
  * and every completion there is, and fail what is past its deadline. */
-static int pump(struct load *ld, uint64_t until)
+int load_pump(struct load *ld, uint64_t until)
 {
 	int fds[2] = { ld->ch->fd, ld->dev_open ? ld->dev.channel->fd : -1 };
 	struct ibv_wc wc[RC_POLL_BATCH];
@@ -263,14 +291,14 @@ static int pump(struct load *ld, uint64_t until)
 
 /* Open all N, at most K connecting at once; each exchanges as soon as it
  * is established. Ends when every one is verified or failed. */
-static int connect_all(struct load *ld)
+int load_connect_all(struct load *ld)
 {
 	int ret;
 
 	while (ld->settled < ld->o.conns) {
 		while (ld->started < ld->o.conns && ld->connecting < ld->o.in_flight)
 			load_conn_start(ld, &ld->conns[ld->started]);
-		ret = pump(ld, RC_NO_DEADLINE);
+		ret = load_pump(ld, RC_NO_DEADLINE);
 		if (ret)
 			return ret;
 	}
@@ -285,7 +313,7 @@ static int hold_and_disconnect(struct load *ld)
 	int ret;
 
 	while (rc_now_us() < hold_end)
-		if ((ret = pump(ld, hold_end)))
+		if ((ret = load_pump(ld, hold_end)))
 			return ret;
 	for (unsigned i = 0; i < ld->o.conns; i++)
 		load_conn_disconnect(ld, &ld->conns[i]);
@@ -293,7 +321,7 @@ static int hold_and_disconnect(struct load *ld)
 		left = false;
 		for (unsigned i = 0; i < ld->o.conns && !left; i++)
 			left = ld->conns[i].st == LS_DISCONNECT;
-		if (left && (ret = pump(ld, RC_NO_DEADLINE)))
+		if (left && (ret = load_pump(ld, RC_NO_DEADLINE)))
 			return ret;
 	} while (left);
 	return 0;
@@ -506,17 +534,22 @@ int main(int argc, char **argv)
 		ret = rc_fail(&ld->log, ENOMEM, "out of memory");
 	if (!ret) {
 		ld->t_start = rc_now_us();
-		ret = connect_all(ld);
+		if (ld->o.inject == LOAD_INJECT_OTHER_RKEY || ld->o.inject == LOAD_INJECT_OLD_RKEY)
+			code = load_lesson_run(ld); /* its own report; ld->log.err on failure */
+		else
+			ret = load_connect_all(ld);
 		ld->t_settled = rc_now_us();
 	}
 	if (!ret)
 		ret = hold_and_disconnect(ld);
 	ld->t_end = rc_now_us();
-	if (!ret) {
+	if (!ret && (ld->o.inject == LOAD_INJECT_NONE || ld->o.inject == LOAD_INJECT_SRQ_LOW)) {
 		code = exit_code(ld);
 		if (!ld->o.json)
 			print_report(ld, tmp);
 		print_failures(ld);
+		if (ld->o.inject == LOAD_INJECT_SRQ_LOW)
+			code = load_lesson_srq_low(ld);
 	}
 	if (ret)
 		fprintf(stderr, "rdma-load: %s\n", ld->log.err);

@@ -37,6 +37,20 @@
 /* Exit code when some connections were not verified (others were). */
 #define LOAD_EXIT_SOME 5
 
+/* --inject: rdma-load's lessons (lessons-load.c; README, "Lessons"). */
+enum load_inject {
+	LOAD_INJECT_NONE,
+	LOAD_INJECT_OTHER_RKEY, /* conn 1's (addr, rkey) on conn 0's QP */
+	LOAD_INJECT_OLD_RKEY,	/* a closed connection's rkey on a new one */
+	LOAD_INJECT_SRQ_LOW,	/* the normal run; then what became of the DONEs */
+};
+
+/* wr_id: the connection's index above LOAD_WR_KIND_BITS, the kind below;
+ * a lesson's WR n is kind LOAD_WR_LESSON + n. */
+#define LOAD_WR_KIND_BITS 4
+#define LOAD_WR_LESSON	  8
+#define LOAD_LESSON_WRS	  4
+
 /* The steps timed per connection, in order. */
 enum load_step {
 	STEP_CREATE_ID,
@@ -74,6 +88,7 @@ struct load_opts {
 	uint32_t size;	    /* -s: bytes each connection writes and reads back */
 	int hold_ms;	    /* --hold */
 	bool json;
+	enum load_inject inject;
 };
 
 struct load;
@@ -94,6 +109,9 @@ struct load_conn {
 	bool done_sent, result_got;
 	struct rw_sum result;
 	bool verified;
+	int done_status;  /* its DONE's completion status, -1 until then */
+	uint64_t done_ns; /* when DONE was posted */
+	double done_ms;	  /* from posting DONE to its completion */
 	/* BUF's receive completed before ESTABLISHED was taken off the CM
 	 * channel: handled once it is. */
 	struct ibv_wc early_wc;
@@ -117,6 +135,10 @@ struct load {
 	unsigned no_goodbye; /* verified, no DISCONNECTED after our DREQ */
 	uint64_t t_start, t_settled, t_end;
 	uint64_t t_last_est; /* the last ESTABLISHED taken */
+	/* A lesson's work requests: status (-1 until done), ms after post. */
+	int lwr_status[LOAD_LESSON_WRS];
+	double lwr_ms[LOAD_LESSON_WRS];
+	uint64_t lwr_t0;
 };
 
 /* The arena's layout within a connection's part. */
@@ -135,5 +157,17 @@ void load_conn_disconnect(struct load *ld, struct load_conn *lc);
 /* A connection failed: record why (its log.err), settle it. */
 void load_conn_fail(struct load_conn *lc);
 const char *load_step_name(enum load_step s);
+
+/* load.c: one turn of the loop (wait at most until `until`, take every
+ * event and completion); open all N, at most --in-flight at once. */
+int load_pump(struct load *ld, uint64_t until);
+int load_connect_all(struct load *ld);
+
+/* lessons-load.c: a lesson's completion (kind LOAD_WR_LESSON + n); run
+ * other-rkey or old-rkey, or explain srq-low after the normal run. Each
+ * returns the exit code: RW_EXIT_LESSON when it showed what it teaches. */
+void load_lesson_wc(struct load *ld, const struct ibv_wc *wc);
+int load_lesson_run(struct load *ld);
+int load_lesson_srq_low(struct load *ld);
 
 #endif /* LOAD_H */

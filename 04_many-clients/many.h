@@ -50,16 +50,32 @@
  * leaves 0, 655 ms): docs/kernels.md, "SRQ and RNR". */
 #define MANY_MIN_RNR_TIMER 20
 
+/* The server's --inject lessons (README, "Lessons"): never the default. */
+enum many_inject {
+	MANY_INJECT_NONE,
+	/* UNSAFE: one region over every slice with REMOTE_WRITE|REMOTE_READ,
+	 * its rkey in every BUF, no windows: what windows exist to avoid. */
+	MANY_INJECT_SHARED_REGION,
+	/* The pool: only MANY_LESSON_POSTED receives, the limit at
+	 * MANY_LESSON_LIMIT, none ever posted again. */
+	MANY_INJECT_SRQ_LOW,
+};
+#define MANY_LESSON_POSTED 4
+#define MANY_LESSON_LIMIT  2
+/* shared-region registers every slice at once: pinned, so bounded. */
+#define MANY_LESSON_MAX_ARENA (64u << 20)
+
 /* wr_id: receives from the pool carry WR_RECV | index; sends the client's
  * slot << 8 | kind (slots < 1024: below WR_RECV). */
 #define WR_RECV (1ull << 24)
 enum { WR_BIND = 1, WR_BUF, WR_RESULT, WR_PROBE, WR_OWN_RECV };
 
 struct many_opts {
-	struct rc_opts rc; /* -p, -b, --allow, --max-clients, --timeout, -v */
-	uint32_t slice;	   /* -s: each client's slice, the most one may ask for */
-	bool no_mw;	   /* --no-mw: the fallback even with windows */
-	bool counter;	   /* --counter: one shared word for every atomic client */
+	struct rc_opts rc;	 /* -p, -b, --allow, --max-clients, --timeout, -v */
+	uint32_t slice;		 /* -s: each client's slice, the most one may ask for */
+	bool no_mw;		 /* --no-mw: the fallback even with windows */
+	bool counter;		 /* --counter: one shared word for every atomic client */
+	enum many_inject inject; /* --inject: a lesson, never the default */
 };
 
 enum client_state {
@@ -104,6 +120,7 @@ struct server {
 	struct rc_buf rx;  /* the pool: nrecv receives of RW_CTRL_MAX */
 	struct rc_buf tx;  /* windows: BUF and RESULT, two per client */
 	struct rc_buf ctr; /* --counter: the word, LOCAL_WRITE|MW_BIND */
+	struct rc_buf all; /* --inject shared-region: every slice, REMOTE_* */
 	void *rx_mem, *tx_mem, *ctr_mem;
 	bool *rx_posted;
 	unsigned nrecv, posted, low; /* pool size, posted now, the limit */

@@ -99,8 +99,18 @@ static int open_pool(struct server *s)
 		       &s->rx) ||
 	    rc_mem_reg(&s->d, s->tx_mem, (size_t)s->max * 2 * RW_CTRL_MAX, 0, &s->tx))
 		return fail("registering the pool", s->d.log.err);
-	pool_refill(s);
-	if (s->posted != s->nrecv)
+	if (s->o.inject == MANY_INJECT_SRQ_LOW) {
+		/* The lesson: a few receives, never posted again (on_pool_recv). */
+		for (unsigned i = 0; i < MANY_LESSON_POSTED; i++)
+			if (pool_repost(s, i))
+				return -1;
+		printf("lesson srq-low: %u receives on the SRQ, its limit armed at %u; the server "
+		       "posts none again\n",
+		       s->posted, s->low);
+	} else {
+		pool_refill(s);
+	}
+	if (s->posted != (s->o.inject == MANY_INJECT_SRQ_LOW ? MANY_LESSON_POSTED : s->nrecv))
 		return -1;
 	/* The limit: fewer than the spares posted raises SRQ_LIMIT_REACHED. */
 	if (rc_srq_arm_limit(&s->d, s->low))
@@ -125,6 +135,20 @@ static int open_counter(struct server *s)
 	return 0;
 }
 
+/* --inject shared-region, the unsafe design: every slice in one region
+ * with REMOTE_* flags, so its one rkey reaches every slice from any QP on
+ * the PD. Registered (pinned) at once, hence the 64 MiB bound. */
+static int open_shared_region(struct server *s)
+{
+	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+
+	if (s->d.lim.atomic_cap != IBV_ATOMIC_NONE)
+		access |= IBV_ACCESS_REMOTE_ATOMIC;
+	if (rc_mem_reg(&s->d, s->arena, s->arena_len, access, &s->all))
+		return fail("registering the shared region", s->d.log.err);
+	return 0;
+}
+
 uint64_t counter_value(const struct server *s)
 {
 	return s->ctr_mem ? rw_word_load(s->ctr_mem) : 0;
@@ -137,10 +161,11 @@ int many_device_open(struct server *s, struct ibv_context *verbs)
 	const char *name = ibv_get_device_name(verbs->device);
 
 	s->nrecv = s->max * MANY_CREDITS + MANY_POOL_SPARE;
-	s->low = MANY_POOL_SPARE;
+	s->low = s->o.inject == MANY_INJECT_SRQ_LOW ? MANY_LESSON_LIMIT : MANY_POOL_SPARE;
 	if (rc_device_query(verbs, &lim, &s->d.log))
 		return fail("querying the device", s->d.log.err);
-	s->use_mw = lim.mw_type2 && !s->o.no_mw;
+	/* shared-region: the shared PD and SRQ, its one region instead of windows. */
+	s->use_mw = (lim.mw_type2 || s->o.inject == MANY_INJECT_SHARED_REGION) && !s->o.no_mw;
 	if (!s->use_mw)
 		printf("%s: %s: a PD, CQ and region per client, 02's way (one PD with a region "
 		       "each "
@@ -154,8 +179,13 @@ int many_device_open(struct server *s, struct ibv_context *verbs)
 	s->dev_open = true;
 	if (s->use_mw)
 		printf("%s: one PD, %d CQ(s) of %d, one SRQ of %u receives for up to %u clients; "
-		       "each slice a region of its own behind a type 2 window\n",
-		       name, s->d.ncq, s->d.cq_size, s->nrecv, s->max);
+		       "%s\n",
+		       name, s->d.ncq, s->d.cq_size, s->nrecv, s->max,
+		       s->o.inject == MANY_INJECT_SHARED_REGION
+			       ? "LESSON shared-region, UNSAFE: every slice in one region with "
+				 "REMOTE_WRITE|REMOTE_READ, its rkey in every client's BUF, no "
+				 "windows"
+			       : "each slice a region of its own behind a type 2 window");
 	/* Address space for every slice, no memory yet: a page costs only
 	 * once a client's pattern touches it, and is given back when that
 	 * client leaves (MADV_DONTNEED in clients.c). */
@@ -167,6 +197,8 @@ int many_device_open(struct server *s, struct ibv_context *verbs)
 		s->arena = NULL;
 		return fail("reserving the slices (mmap)", strerror(errno));
 	}
+	if (s->o.inject == MANY_INJECT_SHARED_REGION && open_shared_region(s))
+		return -1;
 	if (s->use_mw && open_pool(s))
 		return -1;
 	return s->o.counter ? open_counter(s) : 0;
@@ -175,9 +207,9 @@ int many_device_open(struct server *s, struct ibv_context *verbs)
 /* Release in reverse order, each release checked (*bad set on one). */
 void many_device_close(struct server *s, int *bad)
 {
-	struct rc_buf *b[] = { &s->ctr, &s->tx, &s->rx };
+	struct rc_buf *b[] = { &s->ctr, &s->tx, &s->rx, &s->all };
 
-	for (unsigned i = 0; s->dev_open && i < 3; i++)
+	for (unsigned i = 0; s->dev_open && i < 4; i++)
 		if (b[i]->mr && rc_mem_dereg(&s->d, b[i]) && (*bad = 1))
 			fail("releasing memory", s->d.log.err);
 	if (s->dev_open && rc_device_close(&s->d) && (*bad = 1))
@@ -197,6 +229,23 @@ static struct client *client_of_qp(struct server *s, const struct ibv_qp *qp)
 		if (s->cl[i].used && s->cl[i].c.qp == qp)
 			return &s->cl[i];
 	return NULL;
+}
+
+/* --inject srq-low: the limit event, and what it means. */
+static void lesson_srq_low_event(struct server *s, const char *event)
+{
+	printf("async event %s: lesson srq-low: not refilling (we have taken %u of the %u\n"
+	       "receives' completions so far)\n",
+	       event, MANY_LESSON_POSTED - s->posted, MANY_LESSON_POSTED);
+	printf("lesson srq-low: the event came once fewer than %u receives were posted, and once\n"
+	       "only: it disarms the limit until ibv_modify_srq arms it again. A service\n"
+	       "refills here and arms it again; this lesson does neither. Once the SRQ is\n"
+	       "empty a client's SEND finds no receive: our NIC answers with an RNR NAK that\n"
+	       "asks for a retry after our QP's min_rnr_timer (%d: 10.24 ms), and the\n"
+	       "client's NIC retries rnr_retry times, the count our accept (the REP) gave it\n"
+	       "(%d), then fails the SEND with IBV_WC_RNR_RETRY_EXC_ERR. This server sees none\n"
+	       "of it (rdma-load --inject srq-low shows the client's side).\n",
+	       s->low, MANY_MIN_RNR_TIMER, RC_RNR_RETRY_COUNT);
 }
 
 /* One async event: what it means for us. */
@@ -228,6 +277,10 @@ static void on_async(struct server *s, const struct rc_async *ev)
 		 * takes no more receives (traced by rc_device_async_event). */
 		break;
 	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		if (s->o.inject == MANY_INJECT_SRQ_LOW) {
+			lesson_srq_low_event(s, ibv_event_type_str(ev->type));
+			break;
+		}
 		/* One-shot: refill what is missing, then arm it again. */
 		printf("async event %s: %u of %u receives posted; refilling\n",
 		       ibv_event_type_str(ev->type), s->posted, s->nrecv);

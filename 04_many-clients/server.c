@@ -56,12 +56,18 @@ static const char usage[] =
 	"      --timeout SEC     bound of every wait of a client (default 10)\n"
 	"      --ack-timeout N   resend what a client has not acknowledged after\n"
 	"                        4.096 us x 2^N (0 to 31, 0: never; default " RC_STR(RC_DEFAULT_ACK_TIMEOUT) ": 67 ms)\n"
+	"      --inject LESSON   a lesson, never for service (README, \"Lessons\"):\n"
+	"                        shared-region: UNSAFE, one region over every slice\n"
+	"                        with REMOTE_WRITE|REMOTE_READ and its rkey in every\n"
+	"                        BUF, no windows (at most 64 MiB of slices);\n"
+	"                        srq-low: only " RC_STR(MANY_LESSON_POSTED) " receives on the SRQ, its limit at " RC_STR(MANY_LESSON_LIMIT) ",\n"
+	"                        none ever posted again\n"
 	"  -v, --verbose         trace every CM event, work request and completion\n"
 	"  -h, --help            this text\n\n"
 	"Prints 'listening on ADDR port N' once ready. Stops on SIGINT/SIGTERM.\n";
 /* clang-format on */
 
-enum { OPT_COUNTER = RC_OPT_FIRST_FREE, OPT_NO_MW };
+enum { OPT_COUNTER = RC_OPT_FIRST_FREE, OPT_NO_MW, OPT_INJECT };
 
 /* 0, 1 after --help, or -EINVAL with err set. */
 static int parse(int argc, char **argv, struct many_opts *o, char *err, size_t errlen)
@@ -72,6 +78,7 @@ static int parse(int argc, char **argv, struct many_opts *o, char *err, size_t e
 		{ "size", required_argument, NULL, 's' },
 		{ "counter", no_argument, NULL, OPT_COUNTER },
 		{ "no-mw", no_argument, NULL, OPT_NO_MW },
+		{ "inject", required_argument, NULL, OPT_INJECT },
 		{ "max-clients", required_argument, NULL, RC_OPT_MAX_CLIENTS },
 		{ "allow", required_argument, NULL, RC_OPT_ALLOW },
 		{ "timeout", required_argument, NULL, RC_OPT_TIMEOUT },
@@ -91,6 +98,16 @@ static int parse(int argc, char **argv, struct many_opts *o, char *err, size_t e
 			o->counter = true;
 		} else if (c == OPT_NO_MW) {
 			o->no_mw = true;
+		} else if (c == OPT_INJECT) {
+			if (!strcmp(optarg, "shared-region"))
+				o->inject = MANY_INJECT_SHARED_REGION;
+			else if (!strcmp(optarg, "srq-low"))
+				o->inject = MANY_INJECT_SRQ_LOW;
+			else
+				return rc_usage_error(err, errlen,
+						      "unknown --inject '%s' (shared-region, "
+						      "srq-low)",
+						      optarg);
 		} else if (c == 's') {
 			if (rc_parse_size(optarg, 1, RW_MAX_SIZE, &v))
 				return rc_usage_error(err, errlen, "invalid size '%s' (1 to 1G)",
@@ -98,7 +115,20 @@ static int parse(int argc, char **argv, struct many_opts *o, char *err, size_t e
 			o->slice = (uint32_t)v;
 		}
 	}
-	return rc_opts_end(&o->rc, ret, argc, argv, RC_OPERANDS_NONE, NULL, err, errlen);
+	ret = rc_opts_end(&o->rc, ret, argc, argv, RC_OPERANDS_NONE, NULL, err, errlen);
+	if (ret || o->inject == MANY_INJECT_NONE)
+		return ret;
+	/* Both lessons are about the shared PD and SRQ. */
+	if (o->no_mw)
+		return rc_usage_error(err, errlen, "--inject takes no --no-mw");
+	if (o->inject == MANY_INJECT_SHARED_REGION && o->counter)
+		return rc_usage_error(err, errlen, "--inject shared-region takes no --counter");
+	if (o->inject == MANY_INJECT_SHARED_REGION &&
+	    (uint64_t)o->rc.max_clients * ((o->slice + 4095u) & ~4095u) > MANY_LESSON_MAX_ARENA)
+		return rc_usage_error(err, errlen,
+				      "--inject shared-region registers every slice at once: "
+				      "--max-clients x -s at most 64 MiB");
+	return 0;
 }
 
 static int fail(const char *what, const char *err)
