@@ -62,10 +62,10 @@ t_put_source_path_per_kernel() {
 	mkfile "$W/local/f" "$size"
 	mkfile "$W/local/s" "$small"
 	start_server srv "$S" -r "$W/root" || return 1
-	# 5000-byte chunks: a window of 64 MiB / 5000 = 13421 chunks, so the
-	# second window begins mid-page (at 67105000, mapped from 67104768),
+	# 1000000-byte chunks: a window of 64 MiB / 1000000 = 67 chunks, so the
+	# second window begins mid-page (at 67000000, mapped from 66998272),
 	# and the first is released under way.
-	run put "$C" "${CT[@]}" -v -c 5000 -t 8 -p "$PORT" "$W/local/f" "$RDMA_IP:f"
+	run put "$C" "${CT[@]}" -v -c 1000000 -t 8 -p "$PORT" "$W/local/f" "$RDMA_IP:f"
 	want_rc put 0 || return 1
 	want_out put "^put f: $size $OK_RE" || return 1
 	same "$W/local/f" "$W/root/f" || return 1
@@ -73,14 +73,14 @@ t_put_source_path_per_kernel() {
 	echo "   this kernel: $(kernel_path) ($(uname -r))"
 	if [ "$(kernel_path)" = zero-copy ]; then
 		want_out put "^copied by the CPU: 0 file bytes \(zero-copy: none\)$" || return 1
-		want_err put "registered window 0 of the file: 67105000 bytes at offset 0, access 0," || return 1
-		want_err put "registered window 1 of the file: 2101253 bytes at offset 67104768, access 0," || return 1
-		want_err put "chunk 13421: 5000 bytes at offset 67105000 are in the registered window" || return 1
-		# No ring: nothing would use it (5000 x 8 bytes).
-		! grep -q "registered 40000 bytes" "$T/put.err" || fail "a zero-copy put registered a ring" || return 1
+		want_err put "registered window 0 of the file: 67000000 bytes at offset 0, access 0," || return 1
+		want_err put "registered window 1 of the file: 2207749 bytes at offset 66998272, access 0," || return 1
+		want_err put "chunk 67: 1000000 bytes at offset 67000000 are in the registered window" || return 1
+		# No ring: nothing would use it (1000000 x 8 bytes).
+		! grep -q "registered 8000000 bytes" "$T/put.err" || fail "a zero-copy put registered a ring" || return 1
 	else
 		want_out put "^copied by the CPU: $size file bytes \(pread into the ring\)$" || return 1
-		want_err put "registered 40000 bytes" || return 1
+		want_err put "registered 8000000 bytes" || return 1
 	fi
 	# --copy: the copy path anywhere, and every byte through the CPU.
 	run copy "$C" "${CT[@]}" -v --copy -p "$PORT" "$W/local/s" "$RDMA_IP:g"
@@ -111,7 +111,7 @@ t_get_source_path_per_kernel() {
 	mkfile "$W/root/s" "$small"
 	start_server srv "$S" -v -r "$W/root" || return 1
 	# Two windows of the file, the second mid-page (as the put above).
-	run get "$C" "${CT[@]}" -v -c 5000 -t 8 -p "$PORT" "$RDMA_IP:f" "$W/local/f"
+	run get "$C" "${CT[@]}" -v -c 1000000 -t 8 -p "$PORT" "$RDMA_IP:f" "$W/local/f"
 	want_rc get 0 || return 1
 	want_out get "^get f: $size $OK_RE" || return 1
 	same "$W/root/f" "$W/local/f" || return 1
@@ -121,12 +121,12 @@ t_get_source_path_per_kernel() {
 		want_out get "^source: the server's page cache -> NIC \(zero-copy\)$" || return 1
 		wait_for srv "source: page cache -> NIC \(zero-copy\)" 5 || return 1
 		# REMOTE_READ (IBV_ACCESS_REMOTE_READ = 4): the client READs them.
-		wait_for srv "registered window 0 of the file: 67105000 bytes at offset 0, access 4," 5 || return 1
-		wait_for srv "registered window 1 of the file: 2101253 bytes at offset 67104768, access 4," 5 || return 1
+		wait_for srv "registered window 0 of the file: 67000000 bytes at offset 0, access 4," 5 || return 1
+		wait_for srv "registered window 1 of the file: 2207749 bytes at offset 66998272, access 4," 5 || return 1
 		wait_for srv "source: page cache -> NIC \(zero-copy\); copied by the CPU: 0 file bytes" 5 || return 1
 		# The client READ from the windows, not from the ring.
-		grep -q "CHUNK seq=13421 slot=5 offset=67105000 len=5000 addr=0x[0-9a-f]* rkey=" "$T/get.err" ||
-			fail "no trace of chunk 13421's CHUNK" || return 1
+		grep -q "CHUNK seq=67 slot=3 offset=67000000 len=1000000 addr=0x[0-9a-f]* rkey=" "$T/get.err" ||
+			fail "no trace of chunk 67's CHUNK" || return 1
 	else
 		want_out get "^source: the server's pread -> ring \(copy: its -v trace says why\)$" || return 1
 		wait_for srv "source: pread -> ring \(copy: ibv_reg_mr of the read-only file mapping: Bad address \(EFAULT\)" 5 || return 1
@@ -191,16 +191,16 @@ t_destination_in_place() {
 put_in_place() {
 	mkdir -p "$1/root"
 	start_server srv2 "$S" -v -r "$1/root" || return 1
-	run put2 "$C" "${CT[@]}" -v -c 5000 -t 8 -p "$PORT" "$W/root/f" "$RDMA_IP:f"
+	run put2 "$C" "${CT[@]}" -v -c 1000000 -t 8 -p "$PORT" "$W/root/f" "$RDMA_IP:f"
 	want_rc put2 0 || return 1
 	want_out put2 "^destination: the server's NIC -> page cache \\(in place: tmpfs\\)$" || return 1
 	same "$W/root/f" "$1/root/f" || return 1
 	wait_for srv2 "destination: NIC -> page cache \\(in place: tmpfs\\)" 5 || return 1
-	wait_for srv2 "registered window 1 of the O_TMPFILE file: 2101253 bytes at offset 67104768, access 0x3 \\(in place: tmpfs\\)" 5 || return 1
-	wait_for srv2 "chunk 13421: 5000 bytes at offset 67105000 are in place" 5 || return 1
-	# The CREDIT of chunk 13413 sends chunk 13421 into window 1.
-	grep -Eq "recv CREDIT seq=13413 slot=5 .* next addr=0x[0-9a-f]+ rkey=" "$T/put2.err" ||
-		fail "no trace of the CREDIT that places chunk 13421" || return 1
+	wait_for srv2 "registered window 1 of the O_TMPFILE file: 2207749 bytes at offset 66998272, access 0x3 \\(in place: tmpfs\\)" 5 || return 1
+	wait_for srv2 "chunk 67: 1000000 bytes at offset 67000000 are in place" 5 || return 1
+	# The CREDIT of chunk 59 sends chunk 67 into window 1.
+	grep -Eq "recv CREDIT seq=59 slot=3 .* next addr=0x[0-9a-f]+ rkey=" "$T/put2.err" ||
+		fail "no trace of the CREDIT that places chunk 67" || return 1
 	run putj "$C" "${CT[@]}" --json -p "$PORT" "$W/root/s" "$RDMA_IP:s"
 	want_rc putj 0 || return 1
 	want_json putj "d['destination'] == 'in-place' and d['destination_reason'] == \"the server's tmpfs\"" || return 1
@@ -215,13 +215,13 @@ put_in_place() {
 # get_in_place DIR: gets into DIR (tmpfs) with the server srv running.
 get_in_place() {
 	# Two windows of the destination, the second mid-page.
-	run shm "$C" "${CT[@]}" -v -c 5000 -t 8 -p "$PORT" "$RDMA_IP:f" "$1/f"
+	run shm "$C" "${CT[@]}" -v -c 1000000 -t 8 -p "$PORT" "$RDMA_IP:f" "$1/f"
 	want_rc shm 0 || return 1
 	want_out shm "^destination: NIC -> page cache \(in place: tmpfs\)$" || return 1
 	want_out shm "^copied by the CPU: 0 file bytes \(in place: none\)$" || return 1
-	want_err shm "registered window 0 of the O_TMPFILE file: 67105000 bytes at offset 0, access 0x1 \(in place: tmpfs\)" || return 1
-	want_err shm "registered window 1 of the O_TMPFILE file: 2101253 bytes at offset 67104768" || return 1
-	want_err shm "chunk 13421: 5000 bytes at offset 67105000 are in place" || return 1
+	want_err shm "registered window 0 of the O_TMPFILE file: 67000000 bytes at offset 0, access 0x1 \(in place: tmpfs\)" || return 1
+	want_err shm "registered window 1 of the O_TMPFILE file: 2207749 bytes at offset 66998272" || return 1
+	want_err shm "chunk 67: 1000000 bytes at offset 67000000 are in place" || return 1
 	same "$W/root/f" "$1/f" || return 1
 	# --json says so; --copy takes the ring.
 	run shmj "$C" "${CT[@]}" --json -p "$PORT" "$RDMA_IP:s" "$1/s"
