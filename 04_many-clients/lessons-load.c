@@ -201,10 +201,11 @@ static void explain_old_rkey(uint32_t old, uint32_t now)
 	else
 		printf("The two rkeys differ only in the key byte (the low 8 bits): the same\n"
 		       "window index, bound again with another key byte.\n");
-	printf("What the key byte guarantees: ibv_inc_rkey moves the low 8 bits of a window's\n"
-	       "rkey at each bind, so an rkey of the window's previous binding does not match\n"
-	       "its new one. It does not guarantee more: it has 256 values, so after 256 binds\n"
-	       "of the same window an old rkey matches again; and a type 2 window is bound to\n"
+	printf("What the key byte guarantees: each bind request names the window's new rkey,\n"
+	       "whose low 8 bits the application chooses (ibv_inc_rkey: the next value, mod\n"
+	       "256), so an rkey of the window's previous binding does not match its new one.\n"
+	       "It does not guarantee more: it has 256 values, so after 256 binds of the same\n"
+	       "window an old rkey matches again; and a type 2 window is bound to\n"
 	       "one QP, so an rkey that came on another QP (an old connection's) is refused\n"
 	       "there whatever its key byte (--inject other-rkey). After reconnecting, use\n"
 	       "only the rkey of the new connection's BUF.\n\n");
@@ -284,7 +285,7 @@ int load_lesson_srq_low(struct load *ld)
 	if (first && !ibv_query_qp(first->c.qp, &a, IBV_QP_RNR_RETRY, &init))
 		printf("conn %u's DONE failed after %.1f ms; our QPs' rnr_retry is %u (the CM set "
 		       "it\n"
-		       "from the server's accept, the REP)\n",
+		       "from the server's accept, the REP; rdma-load asked for the same count)\n",
 		       first->idx, first->done_ms, a.rnr_retry);
 	printf("\nWhat happened: a DONE that found no receive on the server's SRQ was answered\n"
 	       "with an RNR NAK (receiver not ready), which names how long to wait (the server\n"

@@ -31,7 +31,8 @@ enum { OPT_IN_FLIGHT = RC_OPT_FIRST_FREE, OPT_HOLD, OPT_JSON, OPT_INJECT };
 static const char usage[] =
 	"usage: rdma-load -c N [options] SERVER [PORT]\n"
 	"\n"
-	"Opens N connections to an 02_read-write server (rdma-server of 02 or 04)\n"
+	"Opens N connections to an 02_read-write server (rdma-server of 02 or 04;\n"
+	"--inject: 04's only, whose windows and SRQ its explanations describe)\n"
 	"from one process and one thread; each writes a pattern into the buffer the\n"
 	"server offers, reads it back and compares, and checks the server's checksum.\n"
 	"Reports the time of each step of a connection (create id, resolve addr,\n"
@@ -68,7 +69,8 @@ static const char usage[] =
 	"  -v, --verbose         trace every CM event, work request and completion\n"
 	"  -h, --help            this text\n"
 	"\n"
-	"Exit status: 0 all N verified, 1 a local failure (no device, out of memory),\n"
+	"Exit status: 0 all N verified, 1 a local failure (no device, out of memory)\n"
+	"or a lesson that did not show what it teaches,\n"
 	"2 bad usage, 3 not one connection established, " RC_STR(LOAD_EXIT_SOME) " some connections not\n"
 	"verified (each failure's step and reason on stderr), 4 an --inject lesson\n"
 	"showed what it teaches.\n";
@@ -516,6 +518,8 @@ int main(int argc, char **argv)
 	char err[256];
 	int ret, code = RC_EXIT_FAIL;
 
+	/* One line at a time, so a pipe gets stdout and stderr in order. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!ld) {
 		fprintf(stderr, "rdma-load: out of memory\n");
 		return RC_EXIT_FAIL;

@@ -285,6 +285,15 @@ static int start(struct server *s)
 	if (watch(s, s->ch->fd, TAG_CM) || watch(s, s->sfd, TAG_SIGNAL))
 		return RC_EXIT_FAIL;
 	rc_trace(&s->l.log, "epoll: the CM channel and the signalfd (the device's fds once open)");
+	/* A lesson says so before anything else: never mistaken for a service. */
+	if (s->o.inject == MANY_INJECT_SHARED_REGION)
+		printf("LESSON shared-region, UNSAFE: every client's slice in one region, its rkey "
+		       "in every BUF (README, \"Lessons\")\n");
+	else if (s->o.inject == MANY_INJECT_SRQ_LOW)
+		printf("LESSON srq-low: only %d receives on the SRQ, its limit at %d, never "
+		       "refilled "
+		       "(README, \"Lessons\")\n",
+		       MANY_LESSON_POSTED, MANY_LESSON_LIMIT);
 	/* Only now, really ready: scripts may connect after this line. */
 	printf("listening on %s port %u\n", s->l.addr, s->l.port);
 	return RC_EXIT_OK;
