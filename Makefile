@@ -210,7 +210,7 @@ $(B)/tests/test-allow: $(B)/tests/unit/test-allow.o $(COMMON_O)
 # 01, 02 and 03 on purpose, so it links all three examples' message code.
 HOSTILE := $(B)/tests/hostile
 HOSTILE_O := $(addprefix $(B)/tests/,hostile.o hostile-01.o hostile-02.o hostile-03.o \
-	     hostile-security.o)
+	     hostile-security.o hostile-04.o)
 hostile: $(HOSTILE)
 $(HOSTILE_O): $(B)/tests/%.o: tests/hostile/%.c $(B)/.flags
 	@mkdir -p $(@D)

@@ -270,6 +270,16 @@ static int accept_client(struct server *s, struct client *k, char *why, size_t l
 	return 0;
 }
 
+/* Refused with why: the client reads it in the REJECT, the log names it. */
+static void refuse(struct server *s, struct client *k, const char *why)
+{
+	char line[RC_REJECT_MAX + 16];
+
+	rc_reject(&k->c, why);
+	snprintf(line, sizeof(line), "rejected: %s", why);
+	drop(s, k, line);
+}
+
 /* A request whose client is set up: its HELLO, memory, QP, the accept. */
 static void take_client(struct server *s, struct client *k, const struct rc_cm_info *info)
 {
@@ -281,11 +291,7 @@ static void take_client(struct server *s, struct client *k, const struct rc_cm_i
 		return;
 	}
 	if (check_hello(s, k, info, why, sizeof(why))) {
-		char line[RC_REJECT_MAX + 16];
-
-		rc_reject(&k->c, why);
-		snprintf(line, sizeof(line), "rejected: %s", why);
-		drop(s, k, line);
+		refuse(s, k, why);
 		return;
 	}
 	k->access = access_for(&k->hello);
@@ -300,8 +306,9 @@ static void take_client(struct server *s, struct client *k, const struct rc_cm_i
 	}
 	if (accept_client(s, k, why, sizeof(why))) {
 		if (why[0])
-			rc_reject(&k->c, why);
-		drop(s, k, why[0] ? why : k->c.log.err);
+			refuse(s, k, why);
+		else
+			drop(s, k, k->c.log.err);
 	}
 }
 
@@ -320,7 +327,9 @@ void on_connect_request(struct server *s, const struct rc_cm_info *info)
 	}
 	for (unsigned i = 0; i < s->max && !k; i++)
 		k = s->cl[i].used ? NULL : &s->cl[i];
-	if (!k)
+	/* A burst of requests past --max-clients: a few lines a second and
+	 * a count, as for --allow's refusals, not a line each. */
+	if (!k && rc_ratelimit_take(&s->refusals, rc_now_us(), stderr))
 		fprintf(stderr, "rdma-server: rejecting %s: %u clients already connected\n", peer,
 			s->max);
 	if (!k || (!s->dev_open && many_device_open(s, info->id->verbs))) {
@@ -436,7 +445,8 @@ static void on_done(struct server *s, struct client *k, const void *msg, uint32_
 		return;
 	}
 	if (rw_sum_unpack(msg, byte_len, RW_T_DONE, 1, &done, why, sizeof(why))) {
-		drop(s, k, why);
+		rc_fail(&k->c.log, EPROTO, "bad DONE from the client: %s", why);
+		drop(s, k, k->c.log.err);
 		return;
 	}
 	if (rw_ops_atomic(k->hello.ops)) {
@@ -445,7 +455,9 @@ static void on_done(struct server *s, struct client *k, const void *msg, uint32_
 			return;
 		}
 	} else if (done.len != k->len) {
-		drop(s, k, "its DONE is about another length than its buffer's");
+		rc_fail(&k->c.log, EPROTO, "DONE is about %u bytes, the buffer has %u", done.len,
+			k->len);
+		drop(s, k, k->c.log.err);
 		return;
 	} else {
 		/* Nothing was posted here for its data: it is simply in memory. */
@@ -516,6 +528,15 @@ void on_wc(struct server *s, struct client *k, const struct ibv_wc *wc)
 		return;
 	}
 	k->outstanding--;
+	/* Its QP failed before: an RDMA request of the client's that the
+	 * NIC refused leaves no flushed receive here (DONE comes from the
+	 * SRQ), so the probe is where it shows. */
+	if ((wc->wr_id & 0xff) == WR_PROBE && wc->status == IBV_WC_WR_FLUSH_ERR && !k->closing) {
+		drop(s, k,
+		     "the probe of the silent client was flushed: the connection is in the error "
+		     "state (was an RDMA request of the client refused, e.g. for a wrong rkey?)");
+		return;
+	}
 	if (rc_wc_check(&k->c.log, wc)) {
 		drop(s, k, k->closing ? NULL : k->c.log.err);
 		return;

@@ -59,6 +59,17 @@ resources_settle() {
 	fail "RDMA resources did not return to '$1': now '$now'"
 }
 
+# plus_server BASE: BASE ("pd N cq N ...") with what 04's rdma-server holds
+# idle once a client has come: one PD, CQ, SRQ and context, its listener's
+# cm_id, two regions (the pool's receive and send buffers). Nothing per
+# client (tests/e2e/04-many-clients.sh, 06-hostile.sh).
+plus_server() {
+	awk '{ for (i = 1; i < NF; i += 2) { v = $(i + 1)
+		if ($i ~ /^(pd|cq|srq|ctx|cm_id)$/) v++
+		if ($i == "mr") v += 2
+		printf "%s%s %d", (i > 1 ? " " : ""), $i, v } print "" }' <<<"$1"
+}
+
 # listening_port FILE: PORT = N of the first "listening on ADDR port N" line
 # in FILE (a server's stdout), without starting a process; empty if none yet.
 listening_port() {

@@ -14,16 +14,6 @@ CT=(--timeout 10) # 8 clients share the VM's two CPUs
 # settled WANT: until the RDMA resources are back to WANT, at most 10 s.
 settled() { resources_settle "$1" 10; }
 
-# plus BASE: BASE ("pd N cq N ...") with the server's own idle resources
-# added: one PD, CQ, SRQ and context, its listener's cm_id, two regions
-# (the pool's receive and send buffers). Nothing per client.
-plus_server() {
-	awk '{ for (i = 1; i < NF; i += 2) { v = $(i + 1)
-		if ($i ~ /^(pd|cq|srq|ctx|cm_id)$/) v++
-		if ($i == "mr") v += 2
-		printf "%s%s %d", (i > 1 ? " " : ""), $i, v } print "" }' <<<"$1"
-}
-
 t_eight_clients_isolated_refused_then_nothing_left() {
 	local i ops=(write read both write read both both write) base
 	base=$(rdma_resources)

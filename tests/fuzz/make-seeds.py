@@ -103,6 +103,13 @@ write("fuzz-rw", "buf-shared", rw(1, rw_buf(0x7F1234560000, 0x1234, 8, 1 << 23, 
 write("fuzz-rw", "buf-flags-unknown", rw(1, rw_buf(0x1000, 1, 8, 4096, 8, 4, reserved=2)))
 write("fuzz-rw", "buf-shared-write", rw(1, rw_buf(0x1000, 1, 4096, 4096, 3, 4, reserved=1)))
 write("fuzz-rw", "done-word", rw(2, rw_sum(0x22, 0x6A0D3C09798CD2CB, 8), seq=1))
+# 04's server (04_many-clients) takes HELLO and DONE through these same
+# decoders; its DONE arrives in a 64-byte receive of the SRQ's pool, and
+# its hostile cases (tests/hostile/hostile-04.c) send a HELLO where DONE
+# belongs. Lesson 5 (unaligned) decodes; 04 refuses it afterwards.
+write("fuzz-rw", "done-pool-padded-64", rw(2, rw_sum(0x22, 1, 4096) + bytes(32), seq=1))
+write("fuzz-rw", "done-is-a-hello", rw(2, rw_hello(4096, 3, 4)[:24], seq=1))
+write("fuzz-rw", "hello-lesson-unaligned", rw(0, rw_hello(4096, 3, 4, reserved=0x0500)))
 write("fuzz-rw", "pieces", rw(4, struct.pack("<II", (1 << 30) + 3, 1 << 23)))
 write("fuzz-rw", "pieces-small", rw(4, struct.pack("<II", 10, 3)))
 

@@ -17,8 +17,6 @@
 /* 02                                                                  */
 /* ------------------------------------------------------------------ */
 
-#define R_LEN 4096u /* the buffer our 02 HELLOs ask for */
-
 static int r_hello(struct hc *h, int arg)
 {
 	struct rw_hello hello = { .len = R_LEN, .ops = RW_OP_BOTH, .read_depth = 4 };
@@ -84,14 +82,33 @@ static int r_fetch_add(struct hc *h, uint64_t raddr, uint32_t rkey)
 	return rc_post_send_list(&h->c, &wr);
 }
 
+int rw_connect_buf(struct hc *h, const struct rw_hello *hello, struct rw_buf *b)
+{
+	uint8_t priv[RW_HELLO_LEN];
+	char err[200];
+	int ret;
+
+	rw_hello_pack(priv, hello);
+	ret = hc_connect(h, priv, sizeof(priv), 4);
+	if (ret)
+		return ret < 0 ? ret : 1;
+	ret = hc_recv(h);
+	if (ret)
+		return 1; /* noted: the server dropped us before BUF */
+	if (rw_buf_unpack(h->last, h->last_len, 0, b, err, sizeof(err))) {
+		note(h, "bad BUF from the server: %s", err);
+		return 1;
+	}
+	return 0;
+}
+
 /* Connect (ops as arg asks), take the BUF, then misbehave. */
 static int r_after_buf(struct hc *h, int arg)
 {
 	struct rw_hello hello = { .len = R_LEN, .ops = RW_OP_BOTH, .read_depth = 4 };
-	uint8_t priv[RW_HELLO_LEN], *p;
 	struct rw_sum done = { .checksum = 1, .len = R_LEN };
+	uint8_t *p;
 	struct rw_buf b;
-	char err[200];
 	size_t len;
 	int ret;
 
@@ -101,18 +118,10 @@ static int r_after_buf(struct hc *h, int arg)
 		hello = (struct rw_hello){ .len = RW_WORD,
 					   .ops = RW_OP_FETCH_ADD,
 					   .read_depth = 4 };
-	rw_hello_pack(priv, &hello);
-	ret = hc_connect(h, priv, sizeof(priv), 4);
+	ret = rw_connect_buf(h, &hello, &b);
 	if (ret)
 		return ret < 0 ? ret : 0;
 	p = h->tx->addr;
-	ret = hc_recv(h);
-	if (ret)
-		return 0; /* noted: the server dropped us before BUF */
-	if (rw_buf_unpack(h->last, h->last_len, 0, &b, err, sizeof(err))) {
-		note(h, "bad BUF from the server: %s", err);
-		return 0;
-	}
 	switch (arg) {
 	case 200: /* WRITE into a buffer offered for READ only */
 	case 201: /* WRITE across the end of the buffer */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * hostile - a test client that breaks the protocol of 01, 02 or 03 on
- * purpose, one way per connection, and reports what the server did.
+ * purpose, one way per connection, and reports what the server did (04's
+ * server gets 02's cases and its own: hostile-04.c).
  *
  * Each case connects anew and then misbehaves once: a connect request
  * whose HELLO has a wrong magic, version, type, flags or length, or absurd
@@ -69,8 +70,7 @@ static void mark_port(unsigned port)
 	ports_used[port / 8] |= (uint8_t)(1u << (port % 8));
 }
 
-/* A rejection is a pass for a case about the connect request. */
-int hc_connect(struct hc *h, const void *priv, uint8_t priv_len, uint8_t initiator_depth)
+int hc_prepare(struct hc *h)
 {
 	struct ibv_qp_cap cap = {
 		.max_send_wr = 16, .max_recv_wr = NRECV, .max_send_sge = 1, .max_recv_sge = 1
@@ -112,6 +112,14 @@ int hc_connect(struct hc *h, const void *priv, uint8_t priv_len, uint8_t initiat
 				   &h->tx);
 	for (i = 0; !ret && i < NRECV; i++)
 		ret = rc_post_recv(&h->c, h->rx, i * RX_SLOT, RX_SLOT, WR_RX + i);
+	return ret;
+}
+
+/* A rejection is a pass for a case about the connect request. */
+int hc_connect(struct hc *h, const void *priv, uint8_t priv_len, uint8_t initiator_depth)
+{
+	int ret = hc_prepare(h);
+
 	if (ret)
 		return ret;
 	ret = rc_client_connect(&h->c, priv, priv_len, initiator_depth, 0);
@@ -318,9 +326,11 @@ int connect_bad(struct hc *h, const uint8_t *priv, uint8_t len, uint8_t initiato
 /* ------------------------------------------------------------------ */
 
 static const char usage[] =
-	"usage: hostile [options] 01|02|03|03-security SERVER PORT [CASE...]\n"
+	"usage: hostile [options] 01|02|03|03-security|04 SERVER PORT [CASE...]\n"
 	"Break the protocol of example 01, 02 or 03 on purpose, one way per\n"
 	"connection, and check that the server refuses or drops each one.\n"
+	"04: 02's cases against 04's server (it speaks 02's protocol), then\n"
+	"what only a server of many clients meets (tests/hostile/hostile-04.c).\n"
 	"03-security: attacks on the access controls (--secret, --read-only,\n"
 	"--write-only, --allow) and on another client's memory; each case needs\n"
 	"a server started for it (see tests/hostile/hostile-security.c), so name them.\n\n"
@@ -346,7 +356,16 @@ static bool wanted(const char *name, int argc, char **argv)
 	return false;
 }
 
-static int run_case(const struct env *e, const struct kase *k, unsigned *failed)
+/* The log line this server gives for case k: alt's where it names k. */
+static const char *expect_of(const struct kase *k, const struct kase_expect *alt)
+{
+	for (; alt && alt->name; alt++)
+		if (!strcmp(alt->name, k->name))
+			return alt->expect;
+	return k->expect;
+}
+
+static int run_case(const struct env *e, const struct kase *k, const char *expect, unsigned *failed)
 {
 	struct hc h = { .e = e };
 	int ret;
@@ -361,8 +380,8 @@ static int run_case(const struct env *e, const struct kase *k, unsigned *failed)
 	if (ret)
 		note(&h, "%s", h.c.log.err);
 	printf("case %s port %u: %s: %s\n", k->name, h.port, h.refused ? "ok" : "FAILED", h.got);
-	if (k->expect)
-		printf("expect %u %s\n", h.port, k->expect);
+	if (expect)
+		printf("expect %u %s\n", h.port, expect);
 	*failed += !h.refused;
 	rc_conn_destroy(&h.c);
 	return 0;
@@ -380,8 +399,9 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct env e = { .file = "hostile.dat", .timeout_ms = 5000 };
-	const struct kase *cases, *k;
-	unsigned failed = 0, ran = 0;
+	const struct kase *lists[2] = { NULL, NULL }, *k;
+	const struct kase_expect *alt = NULL;
+	unsigned failed = 0, ran = 0, l;
 	bool list = false;
 	char err[RC_ERR_LEN];
 	int c;
@@ -413,34 +433,41 @@ int main(int argc, char **argv)
 		return RC_EXIT_USAGE;
 	}
 	if (!strcmp(argv[optind], "01"))
-		cases = cases01;
+		lists[0] = cases01;
 	else if (!strcmp(argv[optind], "02"))
-		cases = cases02;
+		lists[0] = cases02;
 	else if (!strcmp(argv[optind], "03"))
-		cases = cases03;
+		lists[0] = cases03;
 	else if (!strcmp(argv[optind], "03-security"))
-		cases = cases03sec;
-	else {
-		fprintf(stderr, "hostile: unknown example '%s' (01, 02, 03 or 03-security)\n",
+		lists[0] = cases03sec;
+	else if (!strcmp(argv[optind], "04")) {
+		/* 04's server speaks 02's protocol: 02's cases, then its own. */
+		lists[0] = cases02;
+		lists[1] = cases04;
+		alt = expect04;
+	} else {
+		fprintf(stderr, "hostile: unknown example '%s' (01, 02, 03, 03-security or 04)\n",
 			argv[optind]);
 		return RC_EXIT_USAGE;
 	}
 	if (list) {
-		for (k = cases; k->name; k++)
-			printf("%s\n", k->name);
+		for (l = 0; l < 2 && lists[l]; l++)
+			for (k = lists[l]; k->name; k++)
+				printf("%s\n", k->name);
 		return RC_EXIT_OK;
 	}
 	e.host = argv[optind + 1];
 	e.port = argv[optind + 2];
 	argc -= optind + 3;
 	argv += optind + 3;
-	for (k = cases; k->name; k++) {
-		if (!wanted(k->name, argc, argv))
-			continue;
-		if (run_case(&e, k, &failed))
-			return RC_EXIT_NOCONN;
-		ran++;
-	}
+	for (l = 0; l < 2 && lists[l]; l++)
+		for (k = lists[l]; k->name; k++) {
+			if (!wanted(k->name, argc, argv))
+				continue;
+			if (run_case(&e, k, expect_of(k, alt), &failed))
+				return RC_EXIT_NOCONN;
+			ran++;
+		}
 	if (!ran) {
 		fprintf(stderr, "hostile: no such case (see --list)\n");
 		return RC_EXIT_USAGE;

@@ -3,7 +3,8 @@
  * hostile.h - what the hostile client's files share (tests/hostile/):
  * hostile.c has the connection helpers and main; hostile-01.c, hostile-02.c
  * and hostile-03.c the cases against 01, 02 and 03; hostile-security.c the
- * cases against the servers' access controls.
+ * cases against the servers' access controls; hostile-04.c what 04's
+ * server meets besides 02's cases.
  */
 #ifndef HOSTILE_H
 #define HOSTILE_H
@@ -80,7 +81,10 @@ enum bend {
 };
 
 void note(struct hc *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Resolve, create the QP, post every receive, connect with priv. 0 when
+/* Resolve (on a port no earlier case of this run used), create the QP,
+ * post every receive: 0 or a negative errno. */
+int hc_prepare(struct hc *h);
+/* hc_prepare, then connect with priv. 0 when
  * connected, 1 when the server rejected us (noted), or a negative errno. */
 int hc_connect(struct hc *h, const void *priv, uint8_t priv_len, uint8_t initiator_depth);
 /* SEND len bytes of tx from offset off (signalled). */
@@ -120,10 +124,26 @@ int x_send_request(struct hc *h, const struct xfer_msg *m, struct xfer_accept *a
 /* A valid REQUEST (with a proof when we have --secret), then ACCEPT. */
 int x_request(struct hc *h, const char *name, uint64_t size, struct xfer_accept *acc);
 
+/* 02 (and 04, which speaks 02's protocol): connect with hello (initiator
+ * depth 4) and take the BUF into b: 0, 1 (refused or noted) or a negative
+ * errno. */
+struct rw_hello;
+struct rw_buf;
+#define R_LEN 4096u /* the buffer our 02 HELLOs ask for */
+int rw_connect_buf(struct hc *h, const struct rw_hello *hello, struct rw_buf *b);
+
 /* The cases of `hostile 01|02|03 SERVER PORT CASE...`: hostile-01.c,
  * hostile-02.c and hostile-03.c, each ended by a case without a name. */
 extern const struct kase cases01[], cases02[], cases03[];
 /* hostile-security.c: `hostile 03-security SERVER PORT CASE...`. */
 extern const struct kase cases03sec[];
+/* hostile-04.c: `hostile 04 SERVER PORT [CASE...]` runs 02's cases, with
+ * the log lines 04's server gives where they differ (expect04), then
+ * cases04: what only an event loop serving many clients has to face. */
+struct kase_expect {
+	const char *name, *expect;
+};
+extern const struct kase cases04[];
+extern const struct kase_expect expect04[];
 
 #endif /* HOSTILE_H */
