@@ -330,7 +330,7 @@ void on_connect_request(struct server *s, const struct rc_cm_info *info)
 	/* A burst of requests past --max-clients: a few lines a second and
 	 * a count, as for --allow's refusals, not a line each. */
 	if (!k && rc_ratelimit_take(&s->refusals, rc_now_us(), stderr))
-		fprintf(stderr, "rdma-server: rejecting %s: %u clients already connected\n", peer,
+		fprintf(stderr, "rdma-server: rejecting %s: all %u client slots taken\n", peer,
 			s->max);
 	if (!k || (!s->dev_open && many_device_open(s, info->id->verbs))) {
 		rc_reject_id(info->id, k ? "server could not set up the connection (see its log)"
@@ -508,6 +508,17 @@ void on_pool_recv(struct server *s, const struct ibv_wc *wc)
 	on_done(s, k, msg, wc->byte_len);
 }
 
+/* What a send of ours was, for the line that says it was flushed. */
+static const char *flushed_send_name(uint64_t kind)
+{
+	switch (kind) {
+	case WR_BIND: return "the bind of its window";
+	case WR_BUF: return "its BUF";
+	case WR_RESULT: return "its RESULT";
+	default: return "the probe of the silent client";
+	}
+}
+
 /* A completion of one of its QP's work requests. */
 void on_wc(struct server *s, struct client *k, const struct ibv_wc *wc)
 {
@@ -530,11 +541,16 @@ void on_wc(struct server *s, struct client *k, const struct ibv_wc *wc)
 	k->outstanding--;
 	/* Its QP failed before: an RDMA request of the client's that the
 	 * NIC refused leaves no flushed receive here (DONE comes from the
-	 * SRQ), so the probe is where it shows. */
-	if ((wc->wr_id & 0xff) == WR_PROBE && wc->status == IBV_WC_WR_FLUSH_ERR && !k->closing) {
-		drop(s, k,
-		     "the probe of the silent client was flushed: the connection is in the error "
-		     "state (was an RDMA request of the client refused, e.g. for a wrong rkey?)");
+	 * SRQ), so a flushed send is where it shows: the probe of a silent
+	 * client, or its BUF (seen on 6.12) or RESULT. */
+	if (wc->status == IBV_WC_WR_FLUSH_ERR && !k->closing) {
+		char why[200];
+
+		snprintf(why, sizeof(why),
+			 "%s was flushed: the connection is in the error state (was an RDMA "
+			 "request of the client refused, e.g. for a wrong rkey?)",
+			 flushed_send_name(wc->wr_id & 0xff));
+		drop(s, k, why);
 		return;
 	}
 	if (rc_wc_check(&k->c.log, wc)) {
