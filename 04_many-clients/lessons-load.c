@@ -205,10 +205,10 @@ static void explain_old_rkey(uint32_t old, uint32_t now)
 	       "whose low 8 bits the application chooses (ibv_inc_rkey: the next value, mod\n"
 	       "256), so an rkey of the window's previous binding does not match its new one.\n"
 	       "It does not guarantee more: it has 256 values, so after 256 binds of the same\n"
-	       "window an old rkey matches again; and a type 2 window is bound to\n"
-	       "one QP, so an rkey that came on another QP (an old connection's) is refused\n"
-	       "there whatever its key byte (--inject other-rkey). After reconnecting, use\n"
-	       "only the rkey of the new connection's BUF.\n\n");
+	       "window an old rkey matches again; and a type 2 window is bound to one QP, so\n"
+	       "an rkey that came on another QP (an old connection's) is refused there\n"
+	       "whatever its key byte (--inject other-rkey). After reconnecting, use only\n"
+	       "the rkey of the new connection's BUF.\n\n");
 }
 
 /* --inject old-rkey: a closed connection's (addr, rkey) on a new one. */

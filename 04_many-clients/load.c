@@ -69,11 +69,11 @@ static const char usage[] =
 	"  -v, --verbose         trace every CM event, work request and completion\n"
 	"  -h, --help            this text\n"
 	"\n"
-	"Exit status: 0 all N verified, 1 a local failure (no device, out of memory)\n"
-	"or a lesson that did not show what it teaches,\n"
-	"2 bad usage, 3 not one connection established, " RC_STR(LOAD_EXIT_SOME) " some connections not\n"
-	"verified (each failure's step and reason on stderr), 4 an --inject lesson\n"
-	"showed what it teaches.\n";
+	"Exit status: 0 all N verified; 1 a local failure (no device, out of memory),\n"
+	"or an --inject lesson that did not show what it teaches; 2 bad usage; 3 not\n"
+	"one connection established; 4 an --inject lesson showed what it teaches;\n"
+	RC_STR(LOAD_EXIT_SOME) " some connections not verified (each failure's step and reason on\n"
+	"stderr).\n";
 /* clang-format on */
 
 /* Options; 0 ok, 1 --help printed, -EINVAL with err set. */
