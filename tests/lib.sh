@@ -206,7 +206,12 @@ wait_for() {
 # want_rc NAME EXPECTED: the last RC of NAME.
 want_rc() {
 	[ "$RC" = "$2" ] && return 0
-	fail "$1 exited $RC, expected $2; stderr: $(tail_of "$T/$1.err")"
+	# Its stderr, or if it printed none there, its stdout.
+	if [ -s "$T/$1.err" ]; then
+		fail "$1 exited $RC, expected $2; stderr: $(tail_of "$T/$1.err")"
+	else
+		fail "$1 exited $RC, expected $2; stderr empty, stdout: $(tail_of "$T/$1.out")"
+	fi
 }
 
 # want_out NAME REGEX / want_err NAME REGEX / want_no_err NAME REGEX

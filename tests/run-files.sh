@@ -2,25 +2,93 @@
 # Sourced by tests/e2e/run.sh and tests/e2e2/run.sh: what both runners do
 # with their test files.
 
-# run_test_files DIR [WHERE]: run each DIR/[0-9]*.sh (only those matching
-# the regex TEST_FILES, if set) in order, each in its own bash, recording
-# into $TEST_RESULTS. A file that exits non-zero without recording a
-# failure (a shell error, a signal) gets one recorded for it, so its death
-# still counts; WHERE (e.g. "node 2") goes into that line. Returns 0 if
-# no test failed.
-run_test_files() {
-	local f rc before where=${2:+ ($2)}
-
+# test_files DIR: DIR/[0-9]*.sh in order, those matching the regex
+# TEST_FILES if set, one per line.
+test_files() {
+	local f
 	for f in "$1"/[0-9]*.sh; do
 		[ -n "${TEST_FILES:-}" ] && ! [[ $f =~ $TEST_FILES ]] && continue
-		echo "== $f"
-		before=$(grep -c '^not ok' "$TEST_RESULTS")
-		bash "$f"
-		rc=$?
-		if [ "$rc" != 0 ] && [ "$(grep -c '^not ok' "$TEST_RESULTS")" = "$before" ]; then
-			echo "not ok - $f exited $rc$where without recording a failure" |
-				tee -a "$TEST_RESULTS"
+		echo "$f"
+	done
+}
+
+# run_one_file FILE [WHERE]: FILE in its own bash, its results into a file
+# of its own, then added to $TEST_RESULTS (so that two lanes at once know
+# whose failure is whose). A file that exits non-zero without recording a
+# failure (a shell error, a signal) gets one recorded for it, so its death
+# still counts; WHERE (e.g. "node 2") goes into that line.
+run_one_file() {
+	local f=$1 where=${2:+ ($2)} own rc
+	own=$(mktemp "${TMPDIR:-/tmp}/rdma-results.XXXXXX") || return 1
+	echo "== $f"
+	TEST_RESULTS=$own bash "$f"
+	rc=$?
+	if [ "$rc" != 0 ] && ! grep -q '^not ok' "$own"; then
+		echo "not ok - $f exited $rc$where without recording a failure" | tee -a "$own"
+	fi
+	cat "$own" >>"$TEST_RESULTS"
+	rm -f "$own"
+}
+
+# run_test_files DIR [WHERE]: run each of DIR's test files (test_files) in
+# order, recording into $TEST_RESULTS. Returns 0 if no test failed.
+run_test_files() {
+	local f
+
+	while read -r f; do
+		run_one_file "$f" "${2:-}"
+	done < <(test_files "$1")
+	! grep -q '^not ok' "$TEST_RESULTS"
+}
+
+# run_test_files_in_two_lanes DIR ALONE: tests/e2e's runner, for a VM of
+# two vCPUs that one lane leaves idle much of the time (docs/testing.md).
+# The files whose name matches the regex ALONE (they count the device's
+# resources, read its port counters, change the link or firewall, or
+# measure speed: another file at once would disturb them) run first, one
+# at a time. Then the others in two lanes: this one takes them first to
+# last, a second one last to first, each file in the lane whose mkdir of
+# its name succeeds first. The second lane starts once the file
+# TEST_LANE2_AFTER exists, if that is set (tests/run: the two-node stage
+# beside this one is done, and with it the two VMs' share of the host's 2
+# cores); its lines are prefixed "[lane 2] ". TEST_LANES=1: one lane.
+# Returns 0 if no test failed.
+run_test_files_in_two_lanes() {
+	local f claims lane2=''
+	local -a files shared=()
+
+	mapfile -t files < <(test_files "$1")
+	for f in "${files[@]}"; do
+		if [[ ${f##*/} =~ $2 ]]; then
+			run_one_file "$f"
+		else
+			shared+=("$f")
 		fi
 	done
+	claims=$(mktemp -d "${TMPDIR:-/tmp}/rdma-lanes.XXXXXX") || return 1
+	if [ "${TEST_LANES:-2}" != 1 ] && [ ${#shared[@]} -gt 1 ]; then
+		second_lane "$claims" "${shared[@]}" 2>&1 | sed -u 's/^/[lane 2] /' &
+		lane2=$!
+	fi
+	for f in "${shared[@]}"; do
+		mkdir "$claims/${f##*/}" 2>/dev/null && run_one_file "$f"
+	done
+	[ -n "$lane2" ] && wait "$lane2"
+	rm -rf "$claims"
 	! grep -q '^not ok' "$TEST_RESULTS"
+}
+
+# second_lane CLAIMS FILE...: the second lane of run_test_files_in_two_lanes.
+second_lane() {
+	local claims=$1 i
+	shift
+	# Waits while the first lane has files left to start.
+	while [ -n "${TEST_LANE2_AFTER:-}" ] && [ ! -e "$TEST_LANE2_AFTER" ]; do
+		[ "$(find "$claims" -mindepth 1 -maxdepth 1 | wc -l)" -lt $# ] || return 0
+		sleep 2
+	done
+	echo "a second lane starts, taking the files last to first"
+	for ((i = $#; i >= 1; i--)); do
+		mkdir "$claims/${!i##*/}" 2>/dev/null && run_one_file "${!i}"
+	done
 }

@@ -193,8 +193,10 @@ t_isolation_between_clients() {
 	start_server srv "$ROOT/03_file-transfer/rdma-server" -r "$root" --timeout 30 || return 1
 	run iso "$H" "${HT[@]}" --file hostile.dat 03-security "$RDMA_IP" "$PORT" isolation
 	want_rc iso 0 || return 1
-	want_out iso "A's READ of B's ring \(rkey 0x[0-9a-f]+\): remote access error" || return 1
-	want_out iso "A's WRITE to B's ring \(rkey 0x[0-9a-f]+\): remote access error" || return 1
+	# Refused: a NAK, or on a busy host the server's disconnect before it.
+	local refused="(remote access error|refused: the server dropped A first \(the request flushed\))"
+	want_out iso "A's READ of B's ring \(rkey 0x[0-9a-f]+\): $refused" || return 1
+	want_out iso "A's WRITE to B's ring \(rkey 0x[0-9a-f]+\): $refused" || return 1
 	want_out iso "B's get and put completed, checksums verified" || return 1
 	sed -n 's/.*(both in \([0-9]*\) ms).*/    the two attacks took \1 ms/p' "$T/iso.out"
 	wait_for srv "^get 'hostile.dat' to $RDMA_IP port [0-9]+: 16384 bytes, xxh3-128 [0-9a-f]{32} verified by the client" 5 || return 1

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hostile.h"
 #include "rc-counters.h" /* rc_link_counters */
@@ -214,6 +215,38 @@ int hc_recv(struct hc *h)
 	}
 }
 
+/*
+ * The server disconnected while our work request wr_id was outstanding: its
+ * completion (a NAK's error, say) may still be on its way to our CQ, the
+ * DREQ having overtaken it on a busy host. Move our QP to the error state,
+ * which completes every outstanding request (flushed if nothing came
+ * first), and take wr_id's status within --timeout. 0, or -1.
+ */
+static int hc_own_after_drop(struct hc *h, uint64_t wr_id, enum ibv_wc_status *st)
+{
+	uint64_t end = rc_now_us() + (uint64_t)h->e->timeout_ms * 1000u;
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct ibv_wc wc;
+	int n;
+
+	/* In the error state, the QP flushes what it still holds. */
+	if (ibv_modify_qp(h->c.id->qp, &attr, IBV_QP_STATE))
+		return -1;
+	while (rc_now_us() < end) {
+		/* Polled, not waited for: the CQ's channel may be armed or not. */
+		n = ibv_poll_cq(h->c.dev.cq, 1, &wc);
+		if (n < 0)
+			return -1;
+		if (n == 1 && wc.wr_id == wr_id) {
+			*st = wc.status;
+			return 0;
+		}
+		if (n == 0)
+			nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+	}
+	return -1;
+}
+
 int hc_wait_own(struct hc *h, uint64_t wr_id, enum ibv_wc_status *st)
 {
 	struct ibv_wc wc;
@@ -221,6 +254,11 @@ int hc_wait_own(struct hc *h, uint64_t wr_id, enum ibv_wc_status *st)
 
 	for (;;) {
 		ret = rc_next_wc(&h->c, &wc);
+		if (ret == -ECONNRESET && h->c.peer_disconnected &&
+		    hc_own_after_drop(h, wr_id, st) == 0) {
+			note(h, "%s", "the server disconnected before our work request completed");
+			return 0;
+		}
 		if (ret && ret != -EIO) {
 			hc_lost(h, ret);
 			return ret;
