@@ -343,6 +343,47 @@ record() {
 	echo "$1" >>"$TEST_RESULTS" # (not tee: no process to start)
 }
 
+# TEST_CPU=1: each "ok" line also gives the CPU time the whole machine
+# spent in the test (user, nice and system in /proc/stat, all CPUs; with
+# one lane, the test's own cost: docs/testing.md). guest_cpu_ticks VAR
+# sets VAR to the ticks so far; cpu_since TICKS prints " cpu N.Ns".
+guest_cpu_ticks() {
+	local _c _u _n _s _rest
+	read -r _c _u _n _s _rest </proc/stat
+	printf -v "$1" '%s' $((_u + _n + _s))
+}
+cpu_since() {
+	local now
+	guest_cpu_ticks now
+	printf ' cpu %d.%ds' $(((now - $1) / 100)) $(((now - $1) % 100 / 10))
+}
+
+# Two lanes in one VM (tests/run-files.sh) share the RDMA device. A test
+# that counts the whole VM's RDMA resources, reads the port's counters,
+# changes the link or firewall, or measures speed runs alone: the file
+# names it in ALONE_TESTS (function names, or "all"). Each test takes
+# the lock $TEST_LOCK (set by the runner, in the guest's own /dev/shm, not
+# on the 9p share), shared or, if it runs alone, exclusive, and the
+# turnstile $TEST_LOCK.turn first, so that a test waiting to run alone
+# is not passed over by the other lane's next tests. Without TEST_LOCK,
+# nothing is locked.
+ALONE_TESTS=${ALONE_TESTS:-}
+if [ -n "${TEST_LOCK:-}" ]; then
+	exec {LOCK_FD}>>"$TEST_LOCK" {TURN_FD}>>"$TEST_LOCK.turn"
+fi
+# lane_lock NAME / lane_unlock: around test NAME (run_tests). The wait is
+# bounded (TEST_LOCK_WAIT_S, default 900 s: the other lane's tests are
+# bounded themselves); 1 if it ran out.
+lane_lock() {
+	[ -n "${TEST_LOCK:-}" ] || return 0
+	local how=-s w=${TEST_LOCK_WAIT_S:-900}
+	{ [ "$ALONE_TESTS" = all ] || [[ " $ALONE_TESTS " == *" $1 "* ]]; } && how=-x
+	flock -w "$w" -x "$TURN_FD" || return 1
+	flock -w "$w" "$how" "$LOCK_FD" || { flock -u "$TURN_FD"; return 1; }
+	flock -u "$TURN_FD"
+}
+lane_unlock() { [ -z "${TEST_LOCK:-}" ] || flock -u "$LOCK_FD"; }
+
 # run_tests FUNC...: run each test, record its result.
 run_tests() {
 	local t start r
@@ -357,14 +398,20 @@ run_tests() {
 			continue
 		fi
 		REASON=""
+		if ! lane_lock "$t"; then
+			record "not ok - ${t#t_}: waited ${TEST_LOCK_WAIT_S:-900} s in vain for the other lane's test to end (TEST_LOCK)"
+			continue
+		fi
 		start=$SECONDS
+		[ -n "${TEST_CPU:-}" ] && guest_cpu_ticks c0
 		# Where a run that hangs was (tools/rdma-env's watchdog names it).
 		echo "-- ${t#t_}"
 		"$t"
 		r=$?
 		cleanup_test
+		lane_unlock
 		case $r in
-		0) record "ok - ${t#t_} ($((SECONDS - start))s)" ;;
+		0) record "ok - ${t#t_} ($((SECONDS - start))s)${TEST_CPU:+$(cpu_since "$c0")}" ;;
 		77) record "skip - ${t#t_}: $REASON" ;;
 		*)
 			record "not ok - ${t#t_}: $REASON"

@@ -41,36 +41,32 @@ run_test_files() {
 	! grep -q '^not ok' "$TEST_RESULTS"
 }
 
-# run_test_files_in_two_lanes DIR ALONE: tests/e2e's runner, for a VM of
+# run_test_files_in_two_lanes DIR FIRST: tests/e2e's runner, for a VM of
 # two vCPUs that one lane leaves idle much of the time (docs/testing.md).
-# The files whose name matches the regex ALONE (they count the device's
-# resources, read its port counters, change the link or firewall, or
-# measure speed: another file at once would disturb them) run first, one
-# at a time. Then the others in two lanes: this one takes them first to
-# last, a second one last to first, each file in the lane whose mkdir of
-# its name succeeds first. The second lane starts once the file
-# TEST_LANE2_AFTER exists, if that is set (tests/run: the two-node stage
-# beside this one is done, and with it the two VMs' share of the host's 2
-# cores); its lines are prefixed "[lane 2] ". TEST_LANES=1: one lane.
-# Returns 0 if no test failed.
+# Two lanes take DIR's test files from one list, the files whose name
+# matches the regex FIRST at its head: this lane first to last, a second
+# one last to first, each file in the lane whose mkdir of its name
+# succeeds first. The second lane starts once the file TEST_LANE2_AFTER
+# exists, if that is set (tests/run: the two-node stage beside this one
+# is done, and with it the two VMs' share of the host's 2 cores); its
+# lines are prefixed "[lane 2] ". A test that must not share the VM runs
+# alone through the lock TEST_LOCK (tests/lib.sh, ALONE_TESTS). The files
+# with such tests go FIRST: they run while the second lane waits anyway.
+# TEST_LANES=1: one lane. Returns 0 if no test failed.
 run_test_files_in_two_lanes() {
 	local f claims lane2=''
-	local -a files shared=()
+	local -a files order=()
 
 	mapfile -t files < <(test_files "$1")
-	for f in "${files[@]}"; do
-		if [[ ${f##*/} =~ $2 ]]; then
-			run_one_file "$f"
-		else
-			shared+=("$f")
-		fi
-	done
-	claims=$(mktemp -d "${TMPDIR:-/tmp}/rdma-lanes.XXXXXX") || return 1
-	if [ "${TEST_LANES:-2}" != 1 ] && [ ${#shared[@]} -gt 1 ]; then
-		second_lane "$claims" "${shared[@]}" 2>&1 | sed -u 's/^/[lane 2] /' &
+	for f in "${files[@]}"; do [[ ${f##*/} =~ $2 ]] && order+=("$f"); done
+	for f in "${files[@]}"; do [[ ${f##*/} =~ $2 ]] || order+=("$f"); done
+	claims=$(mktemp -d /dev/shm/rdma-lanes.XXXXXX) || return 1
+	if [ "${TEST_LANES:-2}" != 1 ] && [ ${#order[@]} -gt 1 ]; then
+		export TEST_LOCK=$claims/lock
+		second_lane "$claims" "${order[@]}" 2>&1 | sed -u 's/^/[lane 2] /' &
 		lane2=$!
 	fi
-	for f in "${shared[@]}"; do
+	for f in "${order[@]}"; do
 		mkdir "$claims/${f##*/}" 2>/dev/null && run_one_file "$f"
 	done
 	[ -n "$lane2" ] && wait "$lane2"
@@ -84,7 +80,7 @@ second_lane() {
 	shift
 	# Waits while the first lane has files left to start.
 	while [ -n "${TEST_LANE2_AFTER:-}" ] && [ ! -e "$TEST_LANE2_AFTER" ]; do
-		[ "$(find "$claims" -mindepth 1 -maxdepth 1 | wc -l)" -lt $# ] || return 0
+		[ "$(find "$claims" -mindepth 1 -maxdepth 1 -type d | wc -l)" -lt $# ] || return 0
 		sleep 2
 	done
 	echo "a second lane starts, taking the files last to first"

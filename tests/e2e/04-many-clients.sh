@@ -88,5 +88,7 @@ t_no_mw_fallback() {
 	stop_server nm
 }
 
+# Run alone (tests/lib.sh): it counts the whole VM's RDMA resources.
+ALONE_TESTS="t_eight_clients_isolated_refused_then_nothing_left"
 run_tests t_eight_clients_isolated_refused_then_nothing_left t_counter_four_clients_exact_total \
 	t_no_mw_fallback

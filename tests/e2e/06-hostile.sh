@@ -282,5 +282,7 @@ t_burst_1000_04() {
 	stop_server srv
 }
 
+# Run alone (tests/lib.sh): they count the whole VM's RDMA resources.
+ALONE_TESTS="t_hostile_clients_04 t_burst_1000_04"
 run_tests t_hostile_clients_01 t_hostile_clients_02 t_hostile_clients_03 t_hostile_03_secret \
 	t_hostile_03_modes_and_allow t_isolation_between_clients t_hostile_clients_04 t_burst_1000_04

@@ -174,4 +174,6 @@ t_set_alone_serves_many_on_shared_resources() {
 	want_err sk "closing the device: ibv_dealloc_pd: Device or resource busy; hint: a region or window is still on the PD"
 }
 
+# Run alone (tests/lib.sh): they count the whole VM's RDMA resources.
+ALONE_TESTS="all"
 run_tests t_eleven_clients_at_once_then_nothing_left t_set_alone_serves_many_on_shared_resources

@@ -280,6 +280,8 @@ t_secret_passed_through() {
 	want_err bad "the 03 server did not start.*chmod 600" || return 1
 }
 
+# Run alone (tests/lib.sh): the smoke reads the port's counters, which count every connection's retransmissions.
+ALONE_TESTS="all"
 run_tests t_local_all_pass t_lossy_link_named t_counters_unavailable_not_zero \
 	t_client_without_server t_client_unreachable_host \
 	t_server_duration_and_signal t_server_port_taken t_bad_usage t_secret_passed_through

@@ -106,4 +106,6 @@ t_polling_lab_quick() {
 	[ "$(wc -l <"$ROOT/$out/polling-lab.csv")" = 4 ] || fail "polling-lab.csv: $(cat "$ROOT/$out/polling-lab.csv")"
 }
 
+# Run alone (tests/lib.sh): they measure speed, and busy polling takes both CPUs.
+ALONE_TESTS="all"
 run_tests t_quick_bench_every_row t_polling_lab_quick

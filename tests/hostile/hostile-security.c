@@ -336,9 +336,10 @@ static int iso_put(struct hc *b, const struct xfer_accept *acc, const uint8_t *d
 
 /*
  * The attack: from A's connection, op against B's ring. True if the server
- * refused it: a NAK (remote access error), or, on a busy host, the server's
- * disconnect overtaking the NAK (our request then flushed): A does nothing
- * else the server could drop it for within the attack's milliseconds.
+ * refused it: a remote access error, or, seen on a busy host, the server's
+ * disconnect before any completion (our request then flushed): A does
+ * nothing else the server could drop it for within the attack's
+ * milliseconds.
  * *what says which it was, for the log.
  */
 static bool iso_attack(struct hc *a, uint8_t op, enum ibv_wr_opcode wr,

@@ -216,11 +216,12 @@ int hc_recv(struct hc *h)
 }
 
 /*
- * The server disconnected while our work request wr_id was outstanding: its
- * completion (a NAK's error, say) may still be on its way to our CQ, the
- * DREQ having overtaken it on a busy host. Move our QP to the error state,
- * which completes every outstanding request (flushed if nothing came
- * first), and take wr_id's status within --timeout. 0, or -1.
+ * The server disconnected while our work request wr_id was outstanding
+ * (seen on 7.3 on a busy host: the server's QP failed on our bad request,
+ * and its DISCONNECTED reached us before any completion of it). Move our
+ * QP to the error state, which completes every outstanding request (with
+ * its error if one came in time, else flushed), and take wr_id's status
+ * within --timeout. 0, or -1.
  */
 static int hc_own_after_drop(struct hc *h, uint64_t wr_id, enum ibv_wc_status *st)
 {
