@@ -41,50 +41,60 @@ run_test_files() {
 	! grep -q '^not ok' "$TEST_RESULTS"
 }
 
-# run_test_files_in_two_lanes DIR FIRST: tests/e2e's runner, for a VM of
+# run_test_files_in_two_lanes DIR NAME...: tests/e2e's runner, for a VM of
 # two vCPUs that one lane leaves idle much of the time (docs/testing.md).
-# Two lanes take DIR's test files from one list, the files whose name
-# matches the regex FIRST at its head: this lane first to last, a second
-# one last to first, each file in the lane whose mkdir of its name
-# succeeds first. The second lane starts once the file TEST_LANE2_AFTER
-# exists, if that is set (tests/run: the two-node stage beside this one
-# is done, and with it the two VMs' share of the host's 2 cores); its
-# lines are prefixed "[lane 2] ". A test that must not share the VM runs
-# alone through the lock TEST_LOCK (tests/lib.sh, ALONE_TESTS). The files
-# with such tests go FIRST: they run while the second lane waits anyway.
-# TEST_LANES=1: one lane. Returns 0 if no test failed.
+# Two lanes take DIR's test files from one queue, each the next file no
+# lane has claimed (the lane whose mkdir of its name succeeds first
+# takes it): first the files whose names start with the NAMEs, in that
+# order, then the rest. The longest first, so that the lanes end
+# together. The second lane starts once the file TEST_LANE2_AFTER exists,
+# if that is set (tests/run with TEST_OVERLAP=1: the two-node stage
+# beside this one is done); its lines are prefixed "[lane 2] ". A test
+# that must not share the VM runs alone through the lock TEST_LOCK
+# (tests/lib.sh, ALONE_TESTS). TEST_LANES=1: one lane. Returns 0 if no
+# test failed.
 run_test_files_in_two_lanes() {
-	local f claims lane2=''
+	local f n claims lane2='' dir=$1
 	local -a files order=()
 
-	mapfile -t files < <(test_files "$1")
-	for f in "${files[@]}"; do [[ ${f##*/} =~ $2 ]] && order+=("$f"); done
-	for f in "${files[@]}"; do [[ ${f##*/} =~ $2 ]] || order+=("$f"); done
+	shift
+	mapfile -t files < <(test_files "$dir")
+	for n in "$@"; do
+		for f in "${files[@]}"; do [[ ${f##*/} == "$n"* ]] && order+=("$f"); done
+	done
+	for f in "${files[@]}"; do
+		[[ " ${order[*]} " == *" $f "* ]] || order+=("$f")
+	done
 	claims=$(mktemp -d /dev/shm/rdma-lanes.XXXXXX) || return 1
 	if [ "${TEST_LANES:-2}" != 1 ] && [ ${#order[@]} -gt 1 ]; then
 		export TEST_LOCK=$claims/lock
 		second_lane "$claims" "${order[@]}" 2>&1 | sed -u 's/^/[lane 2] /' &
 		lane2=$!
 	fi
-	for f in "${order[@]}"; do
-		mkdir "$claims/${f##*/}" 2>/dev/null && run_one_file "$f"
-	done
+	take_files "$claims" "${order[@]}"
 	[ -n "$lane2" ] && wait "$lane2"
 	rm -rf "$claims"
 	! grep -q '^not ok' "$TEST_RESULTS"
 }
 
+# take_files CLAIMS FILE...: run each FILE no lane has claimed yet.
+take_files() {
+	local claims=$1 f
+	shift
+	for f in "$@"; do
+		mkdir "$claims/${f##*/}" 2>/dev/null && run_one_file "$f"
+	done
+}
+
 # second_lane CLAIMS FILE...: the second lane of run_test_files_in_two_lanes.
 second_lane() {
-	local claims=$1 i
+	local claims=$1
 	shift
 	# Waits while the first lane has files left to start.
 	while [ -n "${TEST_LANE2_AFTER:-}" ] && [ ! -e "$TEST_LANE2_AFTER" ]; do
 		[ "$(find "$claims" -mindepth 1 -maxdepth 1 -type d | wc -l)" -lt $# ] || return 0
 		sleep 2
 	done
-	echo "a second lane starts, taking the files last to first"
-	for ((i = $#; i >= 1; i--)); do
-		mkdir "$claims/${!i##*/}" 2>/dev/null && run_one_file "${!i}"
-	done
+	echo "a second lane starts"
+	take_files "$claims" "$@"
 }
