@@ -344,8 +344,9 @@ record() {
 }
 
 # TEST_CPU=1: each "ok" line also gives the CPU time the whole machine
-# spent in the test (user, nice and system in /proc/stat, all CPUs; with
-# one lane, the test's own cost: docs/testing.md). guest_cpu_ticks VAR
+# spent while the test ran (user, nice and system in /proc/stat, all CPUs,
+# not irq and softirq; with two lanes the other lane's test counts too:
+# use it with TEST_LANES=1, docs/testing.md). guest_cpu_ticks VAR
 # sets VAR to the ticks so far; cpu_since TICKS prints " cpu N.Ns".
 guest_cpu_ticks() {
 	local _c _u _n _s _rest
@@ -371,9 +372,9 @@ ALONE_TESTS=${ALONE_TESTS:-}
 if [ -n "${TEST_LOCK:-}" ]; then
 	exec {LOCK_FD}>>"$TEST_LOCK" {TURN_FD}>>"$TEST_LOCK.turn"
 fi
-# lane_lock NAME / lane_unlock: around test NAME (run_tests). The wait is
-# bounded (TEST_LOCK_WAIT_S, default 900 s: the other lane's tests are
-# bounded themselves); 1 if it ran out.
+# lane_lock NAME / lane_unlock: around test NAME (run_tests). Each of its
+# two waits is bounded (TEST_LOCK_WAIT_S, default 900 s: the other lane's
+# tests are bounded themselves); 1 if one ran out.
 lane_lock() {
 	[ -n "${TEST_LOCK:-}" ] || return 0
 	local how=-s w=${TEST_LOCK_WAIT_S:-900}
@@ -399,7 +400,7 @@ run_tests() {
 		fi
 		REASON=""
 		if ! lane_lock "$t"; then
-			record "not ok - ${t#t_}: waited ${TEST_LOCK_WAIT_S:-900} s in vain for the other lane's test to end (TEST_LOCK)"
+			record "not ok - ${t#t_}: the other lane's test did not end in time (TEST_LOCK; TEST_LOCK_WAIT_S=${TEST_LOCK_WAIT_S:-900} s per wait)"
 			continue
 		fi
 		start=$SECONDS

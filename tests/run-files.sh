@@ -59,13 +59,15 @@ run_test_files_in_two_lanes() {
 
 	shift
 	mapfile -t files < <(test_files "$dir")
-	for n in "$@"; do
-		for f in "${files[@]}"; do [[ ${f##*/} == "$n"* ]] && order+=("$f"); done
+	for n in "$@" ''; do # '' last: every file not named yet
+		for f in "${files[@]}"; do
+			[[ ${f##*/} == "$n"* && " ${order[*]} " != *" $f "* ]] && order+=("$f")
+		done
 	done
-	for f in "${files[@]}"; do
-		[[ " ${order[*]} " == *" $f "* ]] || order+=("$f")
-	done
-	claims=$(mktemp -d /dev/shm/rdma-lanes.XXXXXX) || return 1
+	if ! claims=$(mktemp -d /dev/shm/rdma-lanes.XXXXXX); then
+		echo "not ok - $dir: cannot make the lanes' directory in /dev/shm" | tee -a "$TEST_RESULTS"
+		return 1
+	fi
 	if [ "${TEST_LANES:-2}" != 1 ] && [ ${#order[@]} -gt 1 ]; then
 		export TEST_LOCK=$claims/lock
 		second_lane "$claims" "${order[@]}" 2>&1 | sed -u 's/^/[lane 2] /' &
@@ -73,6 +75,11 @@ run_test_files_in_two_lanes() {
 	fi
 	take_files "$claims" "${order[@]}"
 	[ -n "$lane2" ] && wait "$lane2"
+	# A file a lane took and did not finish (the lane died) still counts.
+	for f in "${order[@]}"; do
+		[ ! -d "$claims/${f##*/}" ] || [ -e "$claims/${f##*/}/done" ] ||
+			echo "not ok - $f: its lane ended before it did" | tee -a "$TEST_RESULTS"
+	done
 	rm -rf "$claims"
 	! grep -q '^not ok' "$TEST_RESULTS"
 }
@@ -82,7 +89,9 @@ take_files() {
 	local claims=$1 f
 	shift
 	for f in "$@"; do
-		mkdir "$claims/${f##*/}" 2>/dev/null && run_one_file "$f"
+		mkdir "$claims/${f##*/}" 2>/dev/null || continue
+		run_one_file "$f"
+		: >"$claims/${f##*/}/done"
 	done
 }
 
