@@ -19,8 +19,11 @@ test_files() {
 # still counts; WHERE (e.g. "node 2") goes into that line.
 run_one_file() {
 	local f=$1 where=${2:+ ($2)} own rc
-	own=$(mktemp "${TMPDIR:-/tmp}/rdma-results.XXXXXX") || return 1
 	echo "== $f"
+	if ! own=$(mktemp "${TMPDIR:-/tmp}/rdma-results.XXXXXX"); then
+		echo "not ok - $f not run: cannot make its results file in ${TMPDIR:-/tmp}" | tee -a "$TEST_RESULTS"
+		return 1
+	fi
 	TEST_RESULTS=$own bash "$f"
 	rc=$?
 	if [ "$rc" != 0 ] && ! grep -q '^not ok' "$own"; then
