@@ -57,6 +57,7 @@ UNIT_BINS += $(B)/tests/test-xfer
 UNIT_BINS += $(B)/tests/test-xfer-file
 UNIT_BINS += $(B)/tests/test-xfer-src
 UNIT_BINS += $(B)/tests/test-xfer-hash
+UNIT_BINS += $(B)/tests/test-xfer-timeline
 UNIT_BINS += $(B)/tests/test-rdma-alone
 UNIT_BINS += $(B)/tests/test-rdma-counters
 UNIT_BINS += $(B)/tests/test-allow
@@ -142,7 +143,8 @@ $(EX02)/rdma-client: $(X02_CLIENT_O) $(X02_O) $(COMMON_O)
 $(B)/$(EX03)/%.o: private CPPFLAGS += -I$(XXHASH_INC) -I$(SODIUM_INC)
 X03_LIBS := -L$(XXHASH_LIB) -L$(SODIUM_LIB) -lxxhash -lsodium
 X03_O    := $(addprefix $(B)/$(EX03)/,xfer-msg.o xfer-opts.o xfer-name.o xfer-src.o xfer-sink.o \
-	    xfer-hash.o xfer-disk.o xfer-ctl.o xfer-progress.o xfer-report.o)
+	    xfer-hash.o xfer-disk.o xfer-ctl.o xfer-progress.o xfer-report.o \
+	    xfer-timeline.o)
 $(EX03)/rdma-server: $(B)/$(EX03)/server.o $(B)/$(EX03)/server-put.o $(B)/$(EX03)/server-get.o $(X03_O) $(B)/$(EX03)/auth.o $(COMMON_O)
 	$(CC) $(LDFLAGS) -o $@ $^ $(X03_LIBS) $(LDLIBS)
 # The client by step (client.h): main (client.c), the local side and the
@@ -200,6 +202,8 @@ $(B)/tests/test-xfer-file: $(B)/tests/unit/test-xfer-file.o $(X03_O) $(COMMON_O)
 $(B)/tests/test-xfer-src: $(B)/tests/unit/test-xfer-src.o $(X03_O) $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -L$(XXHASH_LIB) -o $@ $^ -lcmocka -lxxhash $(LDLIBS)
 $(B)/tests/test-xfer-hash: $(B)/tests/unit/test-xfer-hash.o $(X03_O) $(COMMON_O)
+	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -L$(XXHASH_LIB) -o $@ $^ -lcmocka -lxxhash $(LDLIBS)
+$(B)/tests/test-xfer-timeline: $(B)/tests/unit/test-xfer-timeline.o $(X03_O) $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -L$(XXHASH_LIB) -o $@ $^ -lcmocka -lxxhash $(LDLIBS)
 $(B)/tests/test-auth: $(B)/tests/unit/test-auth.o $(B)/$(EX03)/auth.o $(X03_O) $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(X03_LIBS) $(LDLIBS)

@@ -111,6 +111,19 @@ static int commit_get(struct client *cl, const struct xfer_done *d)
 	return 0;
 }
 
+/* -v: what the get's main thread waits for when it blocks. */
+static enum xfer_wait_for get_waits_for(const struct client *cl, uint64_t posted, uint64_t done,
+					uint64_t stored)
+{
+	if (done == cl->nchunks)
+		return XFER_WAIT_END;
+	if (posted > done)
+		return XFER_WAIT_LINK;
+	/* Nothing in flight: chunks READ and not yet in the file hold their
+	 * CREDITs back (our disk), or the server has announced no more. */
+	return stored < done ? XFER_WAIT_DISK : XFER_WAIT_PEER;
+}
+
 /* The main thread's get: credit, READ, count the completions, handle
  * the server's messages, until DONE and our commit. */
 static int get_loop(struct client *cl)
@@ -123,6 +136,7 @@ static int get_loop(struct client *cl)
 	bool have_done = false;
 	struct xfer_msg m;
 	struct ibv_wc wc;
+	uint64_t since;
 	int ret;
 
 	for (;;) {
@@ -144,12 +158,15 @@ static int get_loop(struct client *cl)
 			ret = 0;
 			if (xfer_ctl_unacked(&cl->ctl)) {
 				cl->read_waits++; /* -v says what the rule costs */
+				since = xfer_tl_now(&cl->tl);
 				ret = xfer_ctl_drain(&cl->ctl);
+				xfer_tl_waited(&cl->tl, XFER_WAIT_ACKS, since);
 			}
 			if (!ret)
 				ret = post_chunk_read(cl, posted++);
 			if (ret)
 				return ret;
+			xfer_tl_data(&cl->tl, (unsigned)(posted - done));
 			continue;
 		}
 		if (have_done && stored == n) {
@@ -161,7 +178,9 @@ static int get_loop(struct client *cl)
 				   stored * cl->opt.chunk < cl->size ? stored * cl->opt.chunk
 								     : cl->size,
 				   cl->size);
+		since = xfer_tl_now(&cl->tl);
 		ret = xfer_ctl_next(&cl->ctl, &wc);
+		xfer_tl_waited(&cl->tl, get_waits_for(cl, posted, done, stored), since);
 		if (ret == -EAGAIN)
 			continue; /* the disk thread wrote a chunk */
 		if (ret)
@@ -172,6 +191,7 @@ static int get_loop(struct client *cl)
 			 * for the disk thread to write. */
 			rc_link_moved(&cl->conn, xfer_chunk_len(cl->size, cl->opt.chunk, done));
 			xfer_disk_allow(&cl->disk, ++done);
+			xfer_tl_data(&cl->tl, (unsigned)(posted - done));
 			continue;
 		}
 		if (!xfer_ctl_is_recv(&cl->ctl, &wc) || wc.opcode != IBV_WC_RECV)
@@ -205,6 +225,7 @@ int get_file(struct client *cl)
 	if (!ret)
 		ret = get_loop(cl);
 	xfer_disk_stop(&cl->disk);
+	trace_timeline(cl);
 	rc_trace(&cl->conn.log,
 		 "%" PRIu64 " of %" PRIu64 " READs waited for the CREDITs before them to be "
 		 "acknowledged",

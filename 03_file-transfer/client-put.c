@@ -65,6 +65,19 @@ int disk_done(struct client *cl, uint64_t *done)
 	return ret;
 }
 
+/* -v: where the main thread's time went (xfer-timeline.h). */
+void trace_timeline(struct client *cl)
+{
+	char line[512];
+
+	if (!cl->tl.on)
+		return;
+	xfer_tl_end(&cl->tl);
+	xfer_tl_format(&cl->tl, cl->size, cl->opt.op == XFER_PUT ? cl->opt.depth : cl->rd_depth,
+		       line, sizeof(line));
+	rc_trace(&cl->conn.log, "%s", line);
+}
+
 /* ------------------------------------------------------------------ */
 /* put                                                                 */
 /* ------------------------------------------------------------------ */
@@ -147,6 +160,18 @@ static int check_committed(struct client *cl, const struct xfer_done *d)
 		       d->size, XFER_HASH_NAME, theirs, cl->size, ours);
 }
 
+/* -v: what the put's main thread waits for when it blocks. */
+static enum xfer_wait_for put_waits_for(const struct client *cl, uint64_t posted, uint64_t written,
+					uint64_t credited)
+{
+	if (written == cl->nchunks)
+		return XFER_WAIT_END;
+	if (posted > written)
+		return XFER_WAIT_LINK;
+	/* Nothing in flight: every slot is the server's, or none is read. */
+	return posted >= credited + cl->opt.depth ? XFER_WAIT_PEER : XFER_WAIT_DISK;
+}
+
 /* The main thread's put: post each chunk, count the completions, handle
  * the server's messages, until COMMITTED. */
 static int put_loop(struct client *cl)
@@ -159,6 +184,7 @@ static int put_loop(struct client *cl)
 	bool done_sent = false, committed = false;
 	struct xfer_msg m;
 	struct ibv_wc wc;
+	uint64_t since;
 	int ret;
 
 	for (;;) {
@@ -171,6 +197,7 @@ static int put_loop(struct client *cl)
 			ret = post_chunk_write(cl, posted++);
 			if (ret)
 				return ret;
+			xfer_tl_data(&cl->tl, (unsigned)(posted - written));
 			continue;
 		}
 		if (written == n && !done_sent) {
@@ -187,7 +214,9 @@ static int put_loop(struct client *cl)
 								       : cl->size,
 				   cl->size);
 		/* Nothing to do but wait for a completion or the disk. */
+		since = xfer_tl_now(&cl->tl);
 		ret = xfer_ctl_next(&cl->ctl, &wc);
+		xfer_tl_waited(&cl->tl, put_waits_for(cl, posted, written, credited), since);
 		if (ret == -EAGAIN)
 			continue; /* the disk thread read a chunk */
 		if (ret)
@@ -198,6 +227,7 @@ static int put_loop(struct client *cl)
 			 * refilled, with the chunk `depth` further on. */
 			rc_link_moved(&cl->conn, xfer_chunk_len(cl->size, cl->opt.chunk, written));
 			written++;
+			xfer_tl_data(&cl->tl, (unsigned)(posted - written));
 			xfer_disk_allow(&cl->disk, written + depth);
 			continue;
 		}
@@ -234,5 +264,6 @@ int put_file(struct client *cl)
 	if (!ret)
 		ret = put_loop(cl);
 	xfer_disk_stop(&cl->disk);
+	trace_timeline(cl);
 	return ret;
 }

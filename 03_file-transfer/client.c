@@ -173,6 +173,8 @@ int main(int argc, char **argv)
 						(cl.opt.progress < 0 && isatty(STDERR_FILENO)),
 					  .tty = isatty(STDERR_FILENO),
 					  .t0_ns = cl.t0_ns }; /* last_ns 0: show at once */
+	/* -v: the transfer's timeline, from the REQUEST on. */
+	xfer_tl_start(&cl.tl, cl.opt.rc.verbose, cl.t0_ns);
 	ret = request(&cl);
 	/* 6. The data, then DONE and COMMITTED. */
 	if (!ret)

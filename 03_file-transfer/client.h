@@ -22,6 +22,7 @@
 #include "xfer-progress.h"
 #include "xfer-sink.h"
 #include "xfer-src.h"
+#include "xfer-timeline.h"
 
 struct client {
 	struct xfer_client_opts opt;
@@ -49,7 +50,8 @@ struct client {
 	char qname[400];  /* the remote name, quoted */
 	char qlocal[400]; /* the local name, quoted */
 	struct xfer_progress prog;
-	uint64_t t0_ns, t1_ns; /* REQUEST sent, file committed */
+	uint64_t t0_ns, t1_ns;	 /* REQUEST sent, file committed */
+	struct xfer_timeline tl; /* -v: where the main thread's time went */
 	/* Ours, all threads (RUSAGE_SELF): before setup, and at t1_ns. */
 	struct xfer_cpu cpu0, cpu1;
 	bool cpu_counted;	       /* cpu0 was read */
@@ -96,6 +98,8 @@ int request(struct client *cl);
 int start_disk(struct client *cl, uint64_t allowed, xfer_disk_fn fn);
 /* How many chunks the disk thread has handled so far, or its failure. */
 int disk_done(struct client *cl, uint64_t *done);
+/* -v: the transfer's timeline, one trace line (xfer-timeline.h). */
+void trace_timeline(struct client *cl);
 /* Every chunk WRITTEN and credited, DONE sent and COMMITTED checked. */
 int put_file(struct client *cl);
 

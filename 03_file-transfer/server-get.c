@@ -27,6 +27,7 @@ static int announce_chunk(struct session *s, uint64_t seq)
 	struct xfer_msg m = { .type = XFER_T_CHUNK };
 	struct rc_buf *b;
 	size_t off;
+	int ret;
 
 	xfer_src_where(&s->src, seq, s->ring, &b, &off);
 	m.u.chunk = (struct xfer_chunk){ .seq = seq,
@@ -39,7 +40,9 @@ static int announce_chunk(struct session *s, uint64_t seq)
 	 * against it as soon as it has written it. */
 	if (xfer_hpool_digest(&s->disk.pool, seq, m.u.chunk.hash))
 		return refuse(s, EINVAL, "internal error: no digest of chunk %" PRIu64, seq);
-	return xfer_ctl_send(&s->ctl, &m);
+	ret = xfer_ctl_send(&s->ctl, &m);
+	xfer_tl_data(&s->tl, 0);
+	return ret;
 }
 
 static int on_get_committed(struct session *s, uint64_t credited, const struct xfer_done *d)
@@ -62,6 +65,18 @@ static int on_get_committed(struct session *s, uint64_t credited, const struct x
 	return 0;
 }
 
+/* -v: what the get's sending thread waits for when it blocks. */
+static enum xfer_wait_for send_waits_for(const struct session *s, uint64_t filled,
+					 uint64_t credited, bool done_sent)
+{
+	if (done_sent)
+		return XFER_WAIT_END;
+	/* A slot the client gave back and the disk thread has not filled
+	 * yet: the disk's; else every slot is out, the client's CREDIT. */
+	return filled < credited + s->hello.depth && filled < s->nchunks ? XFER_WAIT_DISK
+									 : XFER_WAIT_PEER;
+}
+
 static int send_loop(struct session *s)
 {
 	/* Chunks the disk thread read into their slot, that we announced,
@@ -71,6 +86,7 @@ static int send_loop(struct session *s)
 	struct xfer_msg m;
 	struct ibv_wc wc;
 	char why[RC_ERR_LEN];
+	uint64_t since;
 	int ret;
 
 	for (;;) {
@@ -101,7 +117,9 @@ static int send_loop(struct session *s)
 			done_sent = true;
 			continue;
 		}
+		since = xfer_tl_now(&s->tl);
 		ret = xfer_ctl_next(&s->ctl, &wc);
+		xfer_tl_waited(&s->tl, send_waits_for(s, filled, credited, done_sent), since);
 		if (ret == -EAGAIN)
 			continue; /* the disk thread read a chunk */
 		if (ret)
@@ -124,6 +142,7 @@ static int send_loop(struct session *s)
 				return refuse(s, -ret, "%s", why);
 			/* The client has the chunk: its slot may be refilled. */
 			credited++;
+			xfer_tl_data(&s->tl, 0);
 			xfer_disk_allow(&s->disk, credited + s->hello.depth);
 		} else if (m.type == XFER_T_COMMITTED && done_sent) {
 			return on_get_committed(s, credited, &m.u.done);
@@ -141,10 +160,12 @@ int send_file(struct session *s)
 {
 	int ret;
 
+	xfer_tl_start(&s->tl, s->c->log.verbose, rc_now_ns());
 	/* The disk thread may fill every slot at once. */
 	ret = start_disk(s, s->hello.depth, xfer_io_read);
 	if (!ret)
 		ret = send_loop(s);
 	xfer_disk_stop(&s->disk);
+	trace_timeline(s);
 	return ret;
 }

@@ -34,6 +34,7 @@ static int on_chunk_arrived(struct session *s, uint64_t seq, const struct ibv_wc
 	 * again could only garble its own upload, and the checksum would
 	 * tell.) */
 	xfer_disk_allow(&s->disk, seq + 1);
+	xfer_tl_data(&s->tl, 0);
 	return 0;
 }
 
@@ -104,6 +105,17 @@ static int on_put_done(struct session *s, uint64_t arrived, const struct xfer_do
 	return 0;
 }
 
+/* -v: what the put's receiving thread waits for when it blocks. */
+static enum xfer_wait_for receive_waits_for(const struct session *s, uint64_t arrived,
+					    uint64_t stored, bool have_done)
+{
+	if (have_done || arrived == s->nchunks)
+		return XFER_WAIT_END;
+	/* Chunks here and not yet in the file: the disk thread's; else the
+	 * client's next WRITE. */
+	return stored < arrived ? XFER_WAIT_DISK : XFER_WAIT_PEER;
+}
+
 static int receive_loop(struct session *s)
 {
 	/* Chunks that arrived, that the disk thread wrote, whose slot we
@@ -113,6 +125,7 @@ static int receive_loop(struct session *s)
 	bool have_done = false;
 	struct xfer_msg m;
 	struct ibv_wc wc;
+	uint64_t since;
 	int ret;
 
 	for (;;) {
@@ -130,7 +143,9 @@ static int receive_loop(struct session *s)
 			xfer_disk_stop(&s->disk);
 			return on_put_done(s, arrived, &fin);
 		}
+		since = xfer_tl_now(&s->tl);
 		ret = xfer_ctl_next(&s->ctl, &wc);
+		xfer_tl_waited(&s->tl, receive_waits_for(s, arrived, stored, have_done), since);
 		if (ret == -EAGAIN)
 			continue; /* the disk thread wrote a chunk */
 		if (ret)
@@ -166,10 +181,12 @@ int receive_file(struct session *s)
 {
 	int ret;
 
+	xfer_tl_start(&s->tl, s->c->log.verbose, rc_now_ns());
 	/* Nothing for the disk thread until the first chunk arrives. */
 	ret = start_disk(s, 0, xfer_io_write);
 	if (!ret)
 		ret = receive_loop(s);
 	xfer_disk_stop(&s->disk);
+	trace_timeline(s);
 	return ret;
 }

@@ -14,6 +14,7 @@
 #include "xfer-opts.h"
 #include "xfer-sink.h"
 #include "xfer-src.h"
+#include "xfer-timeline.h"
 
 struct server {
 	struct xfer_server_opts opt;
@@ -38,6 +39,7 @@ struct session {
 	char qname[400];	       /* the name, quoted for messages */
 	uint8_t digest[XFER_HASH_LEN]; /* the top digest (xfer-hash.h) */
 	uint8_t nonce[XFER_NONCE_LEN]; /* of our CHALLENGE: the proof must cover it */
+	struct xfer_timeline tl;       /* -v: where this thread's time went */
 };
 
 /* Send ERROR{code, text} (the client prints the text), wait until it is
@@ -53,6 +55,8 @@ int disk_done(struct session *s, uint64_t *done);
 int start_disk(struct session *s, uint64_t allowed, xfer_disk_fn fn);
 /* -v: the CPU time this transfer's threads took. */
 void trace_cpu(struct session *s);
+/* -v: the transfer's timeline, one trace line (xfer-timeline.h). */
+void trace_timeline(struct session *s);
 
 /* put: receive the file into the temporary file and commit it. */
 int receive_file(struct session *s);

@@ -669,6 +669,55 @@ mkkey() {
 	chmod "${2:-600}" "$1"
 }
 
+t_timeline_reported() {
+	# -v's timeline line (xfer-timeline.c), on both sides of a put and a
+	# get: the spans, a rate above 0, the client's mean in flight within
+	# its depth, the blocked times within the transfer's span; nothing
+	# timed without -v.
+	local re line who span blocked n=0
+	re='timeline: ([0-9]+\.[0-9]) ms before the first data, data ([0-9]+\.[0-9]) ms \(([0-9]+\.[0-9]) MiB/s(, ([0-9]+\.[0-9]) of ([0-9]+) in flight on average)?\), ([0-9]+\.[0-9]) ms after; blocked: link ([0-9.]+) ms \([0-9]+\), peer ([0-9.]+) ms \([0-9]+\), disk ([0-9.]+) ms \([0-9]+\), ACKs ([0-9.]+) ms \([0-9]+\), end ([0-9.]+) ms \([0-9]+\)$'
+	dirs
+	mkfile "$W/local/f" $((8 << 20))
+	start_server srv "$S" -r "$W/root" -v || return 1
+	run put "$C" "${CT[@]}" -v -c 256K -t 4 -p "$PORT" "$W/local/f" "$RDMA_IP:f"
+	want_rc put 0 || return 1
+	run get "$C" "${CT[@]}" -v -c 256K -t 4 -p "$PORT" "$RDMA_IP:f" "$W/local/g"
+	want_rc get 0 || return 1
+	run quiet "$C" "${CT[@]}" -f -p "$PORT" "$RDMA_IP:f" "$W/local/g"
+	want_rc quiet 0 || return 1
+	stop_server srv || return 1
+	same "$W/local/f" "$W/local/g" || return 1
+	! grep -q "timeline:" "$T/quiet.out" "$T/quiet.err" ||
+		fail "a transfer without -v printed a timeline" || return 1
+	for who in put get srv srv; do
+		case $who in
+		srv)
+			n=$((n + 1))
+			line=$(grep -E "^server conn [0-9]+: timeline: " "$T/srv.err" | sed -n "${n}p")
+			;;
+		*) line=$(grep -hE "^client: timeline: " "$T/$who.out" "$T/$who.err") ;;
+		esac
+		[[ $line =~ $re ]] || fail "$who: no timeline line of the expected form: '$line'" || return 1
+		span=$(awk -v a="${BASH_REMATCH[1]}" -v b="${BASH_REMATCH[2]}" -v c="${BASH_REMATCH[7]}" 'BEGIN { print a + b + c }')
+		blocked=$(awk -v a="${BASH_REMATCH[8]}" -v b="${BASH_REMATCH[9]}" -v c="${BASH_REMATCH[10]}" \
+			-v d="${BASH_REMATCH[11]}" -v e="${BASH_REMATCH[12]}" 'BEGIN { print a + b + c + d + e }')
+		awk -v r="${BASH_REMATCH[3]}" -v d="${BASH_REMATCH[2]}" 'BEGIN { exit !(r > 0 && d > 0) }' ||
+			fail "$who: no data span or rate: $line" || return 1
+		# Blocked time is part of the transfer's span (0.5 ms of rounding per term).
+		awk -v s="$span" -v b="$blocked" 'BEGIN { exit !(b <= s + 3) }' ||
+			fail "$who: blocked $blocked ms of a $span ms transfer: $line" || return 1
+		if [ "$who" = srv ]; then
+			[ -z "${BASH_REMATCH[4]}" ] || fail "the server counted our operations in flight: $line" || return 1
+		else
+			[ "${BASH_REMATCH[6]}" = 4 ] && awk -v m="${BASH_REMATCH[5]}" 'BEGIN { exit !(m > 0 && m <= 4) }' ||
+				fail "$who: mean in flight not within 0..4: $line" || return 1
+		fi
+	done
+	# Only the get waits for its CREDITs' ACKs.
+	[[ $(grep -hE "^client: timeline: " "$T/put.out" "$T/put.err") == *"ACKs 0.0 ms (0)"* ]] ||
+		fail "the put waited for ACKs before READs it never posts" || return 1
+}
+
 t_secret_required_and_checked() {
 	dirs
 	mkfile "$W/local/f" $((300 << 10))
@@ -762,5 +811,5 @@ run_tests t_put_get_sizes t_hash_threads_same_digest t_chunk_and_depth_variants 
 	t_local_and_remote_missing t_limits_rejected t_garbage_client_rejected \
 	t_progress_and_quiet t_bad_options t_ulimit_l_message t_sequence_matches_trace \
 	t_retry_options_reach_the_qps t_slow_local_disk_named \
-	t_large_file t_json_output t_cpu_time_reported t_secret_required_and_checked t_secret_file_checked_at_start \
+	t_large_file t_json_output t_cpu_time_reported t_timeline_reported t_secret_required_and_checked t_secret_file_checked_at_start \
 	t_read_only_and_write_only
