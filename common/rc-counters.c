@@ -207,14 +207,19 @@ static int fail_lossy(struct rc_conn *c, uint64_t waited_us)
 		return rc_fail(&c->log, ETIMEDOUT,
 			       "no completion within %" PRIu64 " ms while the link kept "
 			       "retransmitting (the port's retransmission counters rose by %" PRIu64
-			       "): a lossy or reordering link; hint: on RoCE check PFC/ECN",
+			       "): a lossy or reordering link, or a responder slower than the "
+			       "ACK timeout (seen on Soft-RoCE under heavy load); hint: on RoCE "
+			       "check PFC/ECN; for a busy responder, a longer ACK timeout or fewer "
+			       "operations in flight",
 			       waited_us / 1000u, l->rose);
 	return rc_fail(&c->log, ETIMEDOUT,
 		       "no completion within %" PRIu64 " ms while the link kept retransmitting "
 		       "(the port's retransmission counters rose by %" PRIu64 "), and this "
 		       "connection's earlier waits on a resending link had taken %" PRIu64
-		       " ms of the %" PRIu64 " ms it may spend: a lossy or reordering link; "
-		       "hint: on RoCE check PFC/ECN",
+		       " ms of the %" PRIu64 " ms it may spend: a lossy or reordering link, "
+		       "or a responder slower than the ACK timeout (seen on Soft-RoCE under "
+		       "heavy load); hint: on RoCE check PFC/ECN; for a busy responder, a "
+		       "longer ACK timeout or fewer operations in flight",
 		       waited_us / 1000u, l->rose, before_ms,
 		       (uint64_t)c->timeout_ms * RC_LINK_BUDGET);
 }

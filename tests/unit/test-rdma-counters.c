@@ -128,7 +128,9 @@ static void wait_goes_on_while_counters_rise(void **state)
 	assert_string_equal(c.log.err,
 			    "no completion within 3000 ms while the link kept retransmitting (the "
 			    "port's retransmission counters rose by 15): a lossy or reordering "
-			    "link; hint: on RoCE check PFC/ECN");
+			    "link, or a responder slower than the ACK timeout (seen on Soft-RoCE "
+			    "under heavy load); hint: on RoCE check PFC/ECN; for a busy "
+			    "responder, a longer ACK timeout or fewer operations in flight");
 	fake_port_remove(&f);
 }
 
@@ -169,7 +171,10 @@ static void budget_spans_the_connection(void **state)
 			    "no completion within 1000 ms while the link kept retransmitting (the "
 			    "port's retransmission counters rose by 3), and this connection's "
 			    "earlier waits on a resending link had taken 2000 ms of the 3000 ms it "
-			    "may spend: a lossy or reordering link; hint: on RoCE check PFC/ECN");
+			    "may spend: a lossy or reordering link, or a responder slower than "
+			    "the ACK timeout (seen on Soft-RoCE under heavy load); hint: on RoCE "
+			    "check PFC/ECN; for a busy responder, a longer ACK timeout or fewer "
+			    "operations in flight");
 	assert_int_equal(c.link.spent_us, 2000000u); /* a failed step costs nothing */
 	/* Wait 3: the counters quiet: a silent peer, at the timeout. */
 	next_wait(&c, &w);
