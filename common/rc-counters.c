@@ -354,11 +354,12 @@ static void note_lossy_link(struct rc_conn *c, const char *lead)
 
 	if (!k)
 		return;
-	snprintf(
-		c->log.err + n, sizeof(c->log.err) - n,
-		"; %s during this connection the port counted %" PRIu64 " packets from a peer "
-		"out of order, resent or NAKed: a lossy or reordering link (on RoCE check PFC/ECN)",
-		lead, k);
+	snprintf(c->log.err + n, sizeof(c->log.err) - n,
+		 "; %s during this connection the port counted %" PRIu64 " packets from a peer "
+		 "out of order, resent or NAKed: a lossy or reordering link (on RoCE check "
+		 "PFC/ECN), "
+		 "or a responder slower than the ACK timeout",
+		 lead, k);
 }
 
 void rc_read_data_note(struct rc_conn *c, bool soft_roce, int major, int minor)
@@ -438,8 +439,8 @@ static int crawl_check(struct rc_conn *c)
 			"moved only %" PRIu64 " KiB in %" PRIu64
 			" s while the port counted %" PRIu64
 			" packets from a peer out of order, resent or NAKed: a lossy or "
-			"reordering link, too slow to go on (at least %u KiB per %d x --timeout); "
-			"hint: on RoCE check PFC/ECN",
+			"reordering link or a responder slower than the ACK timeout, too slow to "
+			"go on (at least %u KiB per %d x --timeout); hint: on RoCE check PFC/ECN",
 			moved >> 10, (now - l->win_start_us) / 1000000u, peer - l->win_peer,
 			RC_CRAWL_MIN >> 10, RC_CRAWL_WINDOW);
 	l->win_start_us = now;
