@@ -144,8 +144,11 @@ void xfer_src_where(struct xfer_src *s, uint64_t seq, struct rc_buf *ring, struc
 		    size_t *off);
 
 /*
- * After the last chunk's completion: is the file still what we sent?
- * `sent` is the top digest of what was hashed. 0, or -EIO with "source
+ * Once every chunk is hashed and sent (a put's client: after the last
+ * WRITE completed; a get's server: once the last CHUNK is announced, its
+ * READs perhaps still under way, where the client's digest of each chunk
+ * catches a later change): is the file still what we sent? `sent` is
+ * the top digest of what was hashed. 0, or -EIO with "source
  * changed during transfer: ..." in err. See xfer-src.c for what each path
  * can and cannot see.
  */
