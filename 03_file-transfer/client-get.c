@@ -225,7 +225,8 @@ int get_file(struct client *cl)
 	if (!ret)
 		ret = get_loop(cl);
 	xfer_disk_stop(&cl->disk);
-	trace_timeline(cl);
+	/* -v: where the main thread's time went, READs out of rd_depth. */
+	xfer_tl_trace(&cl->tl, &cl->conn.log, cl->size, cl->rd_depth);
 	rc_trace(&cl->conn.log,
 		 "%" PRIu64 " of %" PRIu64 " READs waited for the CREDITs before them to be "
 		 "acknowledged",

@@ -65,19 +65,6 @@ int disk_done(struct client *cl, uint64_t *done)
 	return ret;
 }
 
-/* -v: where the main thread's time went (xfer-timeline.h). */
-void trace_timeline(struct client *cl)
-{
-	char line[512];
-
-	if (!cl->tl.on)
-		return;
-	xfer_tl_end(&cl->tl);
-	xfer_tl_format(&cl->tl, cl->size, cl->opt.op == XFER_PUT ? cl->opt.depth : cl->rd_depth,
-		       line, sizeof(line));
-	rc_trace(&cl->conn.log, "%s", line);
-}
-
 /* ------------------------------------------------------------------ */
 /* put                                                                 */
 /* ------------------------------------------------------------------ */
@@ -264,6 +251,7 @@ int put_file(struct client *cl)
 	if (!ret)
 		ret = put_loop(cl);
 	xfer_disk_stop(&cl->disk);
-	trace_timeline(cl);
+	/* -v: where the main thread's time went, WRITEs out of depth. */
+	xfer_tl_trace(&cl->tl, &cl->conn.log, cl->size, cl->opt.depth);
 	return ret;
 }

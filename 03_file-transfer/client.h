@@ -98,8 +98,6 @@ int request(struct client *cl);
 int start_disk(struct client *cl, uint64_t allowed, xfer_disk_fn fn);
 /* How many chunks the disk thread has handled so far, or its failure. */
 int disk_done(struct client *cl, uint64_t *done);
-/* -v: the transfer's timeline, one trace line (xfer-timeline.h). */
-void trace_timeline(struct client *cl);
 /* Every chunk WRITTEN and credited, DONE sent and COMMITTED checked. */
 int put_file(struct client *cl);
 

@@ -187,6 +187,8 @@ int receive_file(struct session *s)
 	if (!ret)
 		ret = receive_loop(s);
 	xfer_disk_stop(&s->disk);
-	trace_timeline(s);
+	/* -v: where this thread's time went (the client's operations in
+	 * flight are not ours to count: depth 0). */
+	xfer_tl_trace(&s->tl, &s->c->log, s->size, 0);
 	return ret;
 }

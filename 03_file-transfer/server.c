@@ -448,19 +448,6 @@ void trace_cpu(struct session *s)
 		 line, s->srv->opt.hash_threads);
 }
 
-void trace_timeline(struct session *s)
-{
-	char line[512];
-
-	if (!s->tl.on)
-		return;
-	xfer_tl_end(&s->tl);
-	/* The client's data operations are in flight on its side: not ours
-	 * to count (depth 0). */
-	xfer_tl_format(&s->tl, s->size, 0, line, sizeof(line));
-	rc_trace(&s->c->log, "%s", line);
-}
-
 /* ------------------------------------------------------------------ */
 /* One client                                                          */
 /* ------------------------------------------------------------------ */

@@ -55,8 +55,6 @@ int disk_done(struct session *s, uint64_t *done);
 int start_disk(struct session *s, uint64_t allowed, xfer_disk_fn fn);
 /* -v: the CPU time this transfer's threads took. */
 void trace_cpu(struct session *s);
-/* -v: the transfer's timeline, one trace line (xfer-timeline.h). */
-void trace_timeline(struct session *s);
 
 /* put: receive the file into the temporary file and commit it. */
 int receive_file(struct session *s);

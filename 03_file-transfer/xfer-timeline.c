@@ -61,6 +61,18 @@ void xfer_tl_end(struct xfer_timeline *tl)
 		tl->end_ns = rc_now_ns();
 }
 
+void xfer_tl_trace(struct xfer_timeline *tl, const struct rc_log *log, uint64_t bytes,
+		   unsigned depth)
+{
+	char line[512];
+
+	if (!tl->on)
+		return;
+	xfer_tl_end(tl);
+	xfer_tl_format(tl, bytes, depth, line, sizeof(line));
+	rc_trace(log, "%s", line);
+}
+
 static double ms(uint64_t ns)
 {
 	return (double)ns / 1e6;

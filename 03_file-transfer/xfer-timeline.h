@@ -48,6 +48,11 @@ void xfer_tl_waited(struct xfer_timeline *tl, enum xfer_wait_for what, uint64_t 
 void xfer_tl_data(struct xfer_timeline *tl, unsigned inflight);
 /* The transfer is over (committed, or failed). */
 void xfer_tl_end(struct xfer_timeline *tl);
+/* The transfer is over: end the timeline and trace its line (the
+ * format below) to log. Nothing when off. */
+struct rc_log;
+void xfer_tl_trace(struct xfer_timeline *tl, const struct rc_log *log, uint64_t bytes,
+		   unsigned depth);
 /* One line: the spans, the data rate over `bytes`, the waits, and the
  * mean number in flight out of `depth` (0: not ours to count). */
 void xfer_tl_format(const struct xfer_timeline *tl, uint64_t bytes, unsigned depth, char *out,
