@@ -125,7 +125,7 @@ static int send_done(struct client *cl)
 	xfer_disk_stop(&cl->disk);
 	if (xfer_hpool_top(&cl->disk.pool, cl->digest))
 		return give_up(cl, EINVAL, "%s", "internal error: the chunks are not all hashed");
-	if (xfer_src_verify(&cl->src, cl->digest, why, sizeof(why)))
+	if (xfer_src_verify(&cl->src, cl->digest, cl->opt.hash_threads, why, sizeof(why)))
 		return give_up(cl, EIO, "client: %s; nothing was stored", why);
 	m.u.done.size = cl->size;
 	memcpy(m.u.done.hash, cl->digest, XFER_HASH_LEN);

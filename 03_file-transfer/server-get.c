@@ -106,7 +106,8 @@ static int send_loop(struct session *s)
 			if (xfer_hpool_top(&s->disk.pool, s->digest))
 				return refuse(s, EINVAL, "%s",
 					      "internal error: the chunks are not all hashed");
-			if (xfer_src_verify(&s->src, s->digest, why, sizeof(why)))
+			if (xfer_src_verify(&s->src, s->digest, s->srv->opt.hash_threads, why,
+					    sizeof(why)))
 				return refuse(s, EIO, "server: %s; nothing was stored", why);
 			m = (struct xfer_msg){ .type = XFER_T_DONE };
 			m.u.done.size = s->size;

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -493,21 +494,94 @@ void xfer_src_where(struct xfer_src *s, uint64_t seq, struct rc_buf *ring, struc
 		       off);
 }
 
-/* Hash the whole file again through a fresh, unregistered mapping, chunk
- * by chunk, into the top digest (xfer-hash.h) as the pool computed it. */
-static int rehash(struct xfer_src *s, uint8_t out[XFER_HASH_LEN])
+/* One thread's share of a window in the second look: the digests of
+ * chunks [first, end) of a mapping of the file from offset off. */
+struct rehash_part {
+	const struct xfer_src *s;
+	const uint8_t *p;
+	uint64_t off, first, end;
+	uint8_t (*d)[XFER_HASH_LEN]; /* d[k - first] */
+	pthread_t thread;
+	bool started;
+	int ret;
+};
+
+static void *rehash_part(void *arg)
+{
+	struct rehash_part *r = arg;
+	uint64_t k;
+
+	for (k = r->first; k < r->end && !r->ret; k++)
+		r->ret = xfer_digest_mapped(r->p + (k * r->s->chunk - r->off),
+					    xfer_chunk_len(r->s->size, r->s->chunk, k),
+					    r->d[k - r->first]);
+	return NULL;
+}
+
+/* Chunks [first, end) of window p (mapped from off) on up to `threads`
+ * threads, each a contiguous share, the caller's own thread one of them
+ * (one alone if a thread cannot start); their digests into d, in order. */
+static int rehash_window(const struct xfer_src *s, const uint8_t *p, uint64_t off, uint64_t first,
+			 uint64_t end, unsigned threads, uint8_t (*d)[XFER_HASH_LEN])
+{
+	struct rehash_part part[XFER_MAX_HASH_THREADS];
+	uint64_t n = end - first, at = first;
+	unsigned i, t = threads < 1			  ? 1
+			: threads > XFER_MAX_HASH_THREADS ? XFER_MAX_HASH_THREADS
+							  : threads;
+	int ret = 0;
+
+	if (t > n)
+		t = (unsigned)n;
+	for (i = 0; i < t; i++) {
+		uint64_t share = n / t + (i < n % t);
+
+		part[i] = (struct rehash_part){ .s = s,
+						.p = p,
+						.off = off,
+						.first = at,
+						.end = at + share,
+						.d = d + (at - first) };
+		at += share;
+	}
+	/* The others on threads of their own, the first on ours. */
+	for (i = 1; i < t; i++)
+		part[i].started = !pthread_create(&part[i].thread, NULL, rehash_part, &part[i]);
+	for (i = 0; i < t; i++)
+		if (!part[i].started)
+			rehash_part(&part[i]);
+	for (i = 0; i < t; i++) {
+		if (part[i].started)
+			pthread_join(part[i].thread, NULL);
+		if (part[i].ret && !ret)
+			ret = part[i].ret;
+	}
+	return ret;
+}
+
+/* Hash the whole file again through a fresh, unregistered mapping, window
+ * by window, each window's chunks on `threads` threads (a whole pass costs
+ * what the pool's did: in the Soft-RoCE VMs of docs/performance.md about
+ * 200 ms per 64 MiB on one thread), into the top digest (xfer-hash.h) as
+ * the pool computed it. */
+static int rehash(struct xfer_src *s, unsigned threads, uint8_t out[XFER_HASH_LEN])
 {
 	long page = sysconf(_SC_PAGESIZE);
 	uint64_t n = xfer_nchunks(s->size, s->chunk);
 	uint64_t nwin = (n + s->win_chunks - 1) / s->win_chunks;
-	uint64_t w, k, off, len;
-	uint8_t d[XFER_HASH_LEN];
+	uint64_t w, k, first, end, off, len;
+	uint8_t(*d)[XFER_HASH_LEN];
 	struct xfer_hash top;
 	uint8_t *p;
 	int ret = 0;
 
-	if (xfer_top_start(&top))
+	d = calloc(s->win_chunks, XFER_HASH_LEN);
+	if (!d)
 		return -ENOMEM;
+	if (xfer_top_start(&top)) {
+		free(d);
+		return -ENOMEM;
+	}
 	for (w = 0; w < nwin && !ret; w++) {
 		xfer_win_range(s->size, s->chunk, s->win_chunks, w, page, &off, &len);
 		p = mmap(NULL, len, PROT_READ, MAP_SHARED, s->fd, (off_t)off);
@@ -517,13 +591,14 @@ static int rehash(struct xfer_src *s, uint8_t out[XFER_HASH_LEN])
 		}
 		/* The window's first bytes below its first chunk belong to
 		 * the previous window (page rounding). */
-		for (k = w * s->win_chunks; k < n && k < (w + 1) * s->win_chunks && !ret; k++) {
-			ret = xfer_digest_mapped(p + (k * s->chunk - off),
-						 xfer_chunk_len(s->size, s->chunk, k), d);
-			xfer_top_add(&top, d);
-		}
+		first = w * s->win_chunks;
+		end = first + s->win_chunks < n ? first + s->win_chunks : n;
+		ret = rehash_window(s, p, off, first, end, threads, d);
+		for (k = first; k < end && !ret; k++)
+			xfer_top_add(&top, d[k - first]);
 		munmap(p, len);
 	}
+	free(d);
 	if (!ret)
 		xfer_top_end(&top, out);
 	else
@@ -556,17 +631,19 @@ static bool same_time(const struct timespec *a, const struct timespec *b)
  *   chunk completed and compares with what it sent: any byte that differs
  *   now shows (a fault past a new end too). That read is no copy; the
  *   copy path does not do it (it would be a second pread of every byte)
- *   and relies on fstat.
+ *   and relies on fstat. The transfer waits for it, so it runs on the
+ *   transfer's --hash-threads threads, as the first pass did.
  * All of this runs before DONE: a changed source never reaches a commit.
  */
-int xfer_src_verify(struct xfer_src *s, const uint8_t sent[XFER_HASH_LEN], char *err, size_t errlen)
+int xfer_src_verify(struct xfer_src *s, const uint8_t sent[XFER_HASH_LEN], unsigned threads,
+		    char *err, size_t errlen)
 {
 	uint8_t again[XFER_HASH_LEN];
 	struct stat st;
 	int ret;
 
 	if (s->zerocopy && s->size) {
-		ret = rehash(s, again);
+		ret = rehash(s, threads, again);
 		if (ret == -EFAULT) {
 			snprintf(err, errlen, "%s",
 				 "source changed during transfer: it shrank under its mapping "

@@ -148,12 +148,13 @@ void xfer_src_where(struct xfer_src *s, uint64_t seq, struct rc_buf *ring, struc
  * WRITE completed; a get's server: once the last CHUNK is announced, its
  * READs perhaps still under way, where the client's digest of each chunk
  * catches a later change): is the file still what we sent? `sent` is
- * the top digest of what was hashed. 0, or -EIO with "source
- * changed during transfer: ..." in err. See xfer-src.c for what each path
+ * the top digest of what was hashed. The zero-copy path hashes the file
+ * again on `threads` threads (the transfer's --hash-threads). 0, or -EIO
+ * with "source changed during transfer: ..." in err. See xfer-src.c for what each path
  * can and cannot see.
  */
-int xfer_src_verify(struct xfer_src *s, const uint8_t sent[XFER_HASH_LEN], char *err,
-		    size_t errlen);
+int xfer_src_verify(struct xfer_src *s, const uint8_t sent[XFER_HASH_LEN], unsigned threads,
+		    char *err, size_t errlen);
 
 /* pread exactly len bytes at off (a short read means the file shrank). */
 int xfer_read_full(int fd, void *buf, size_t len, uint64_t off, char *err, size_t errlen);

@@ -221,13 +221,26 @@ static void unchanged_source_verifies(void **state)
 
 	(void)state;
 	assert_int_equal(read_all(&s, fd, 4096, d, err, sizeof(err)), 0);
-	assert_int_equal(xfer_src_verify(&s, d, err, sizeof(err)), 0);
+	assert_int_equal(xfer_src_verify(&s, d, 1, err, sizeof(err)), 0);
 	/* The zero-copy check: the file hashed again, window by window (here
-	 * 3 windows of 10 chunks of 4096, the last one short), chunk by
-	 * chunk, into the same top digest as the copy path's. */
+	 * 3 windows of 10 chunks of 4096, the last one short; or 7, 25 or 1
+	 * chunks a window), each window's chunks shared by 1 to 16 threads
+	 * (more threads than chunks too), into the same top digest as the
+	 * copy path's. */
 	s.zerocopy = true;
-	s.win_chunks = 10;
-	assert_int_equal(xfer_src_verify(&s, d, err, sizeof(err)), 0);
+	for (unsigned w = 0; w < 4; w++) {
+		static const uint64_t win[] = { 10, 7, 25, 1 };
+		static const unsigned threads[] = { 1, 2, 3, 16 };
+
+		s.win_chunks = win[w];
+		for (unsigned t = 0; t < 4; t++) {
+			assert_int_equal(xfer_src_verify(&s, d, threads[t], err, sizeof(err)), 0);
+			d[t] ^= 1; /* not what was sent: the check must see it */
+			assert_int_equal(xfer_src_verify(&s, d, threads[t], err, sizeof(err)),
+					 -EIO);
+			d[t] ^= 1;
+		}
+	}
 	xfer_src_release(&s);
 	close(fd);
 }
@@ -256,15 +269,18 @@ static void truncated_source_is_named(void **state)
 	}
 	/* After the transfer: the size. */
 	memset(d, 0, sizeof(d));
-	assert_int_equal(xfer_src_verify(&s, d, err, sizeof(err)), -EIO);
+	assert_int_equal(xfer_src_verify(&s, d, 1, err, sizeof(err)), -EIO);
 	assert_string_equal(err, "source changed during transfer: its size went from 100000 to "
 				 "50000 bytes");
-	/* Zero-copy: hashing again faults past the end, and says so. */
+	/* Zero-copy: hashing again faults past the end, and says so, on
+	 * whichever thread hashes the chunks past it (with 2, the second). */
 	s.zerocopy = true;
 	s.win_chunks = 30;
-	assert_int_equal(xfer_src_verify(&s, d, err, sizeof(err)), -EIO);
-	assert_string_equal(err, "source changed during transfer: it shrank under its mapping "
-				 "(SIGBUS while hashing it again)");
+	for (unsigned t = 1; t <= 2; t++) {
+		assert_int_equal(xfer_src_verify(&s, d, t, err, sizeof(err)), -EIO);
+		assert_string_equal(err, "source changed during transfer: it shrank under its "
+					 "mapping (SIGBUS while hashing it again)");
+	}
 	close(fd);
 }
 
@@ -288,7 +304,7 @@ static void rewritten_source_is_named(void **state)
 	wfd = open(path, O_WRONLY);
 	assert_true(wfd >= 0);
 	assert_int_equal(pwrite(wfd, "x", 1, 70000), 1);
-	assert_int_equal(xfer_src_verify(&s, d, err, sizeof(err)), -EIO);
+	assert_int_equal(xfer_src_verify(&s, d, 1, err, sizeof(err)), -EIO);
 	assert_string_equal(err, "source changed during transfer: it was modified (its mtime or "
 				 "ctime moved)");
 	/* Put mtime back (ctime cannot be): the zero-copy path sees the
@@ -297,9 +313,13 @@ static void rewritten_source_is_named(void **state)
 	close(wfd);
 	s.zerocopy = true;
 	s.win_chunks = 7;
-	assert_int_equal(xfer_src_verify(&s, d, err, sizeof(err)), -EIO);
-	assert_string_equal(err, "source changed during transfer: its bytes now differ from those "
-				 "sent");
+	/* Byte 70000 is in chunk 17, window 2 (chunks 14-20): with 3
+	 * threads the second one's share (17, 18). */
+	for (unsigned t = 1; t <= 3; t++) {
+		assert_int_equal(xfer_src_verify(&s, d, t, err, sizeof(err)), -EIO);
+		assert_string_equal(err, "source changed during transfer: its bytes now differ "
+					 "from those sent");
+	}
 	close(fd);
 }
 
