@@ -519,10 +519,12 @@ static void *rehash_part(void *arg)
 }
 
 /* Chunks [first, end) of window p (mapped from off) on up to `threads`
- * threads, each a contiguous share, the caller's own thread one of them
- * (one alone if a thread cannot start); their digests into d, in order. */
+ * threads, each a contiguous share: the caller's own thread takes the
+ * first share and any share whose thread could not start; the digests go
+ * into d, in chunk order. *used: the threads that hashed. */
 static int rehash_window(const struct xfer_src *s, const uint8_t *p, uint64_t off, uint64_t first,
-			 uint64_t end, unsigned threads, uint8_t (*d)[XFER_HASH_LEN])
+			 uint64_t end, unsigned threads, uint8_t (*d)[XFER_HASH_LEN],
+			 unsigned *used)
 {
 	struct rehash_part part[XFER_MAX_HASH_THREADS];
 	uint64_t n = end - first, at = first;
@@ -545,8 +547,11 @@ static int rehash_window(const struct xfer_src *s, const uint8_t *p, uint64_t of
 		at += share;
 	}
 	/* The others on threads of their own, the first on ours. */
-	for (i = 1; i < t; i++)
+	*used = 1;
+	for (i = 1; i < t; i++) {
 		part[i].started = !pthread_create(&part[i].thread, NULL, rehash_part, &part[i]);
+		*used += part[i].started;
+	}
 	for (i = 0; i < t; i++)
 		if (!part[i].started)
 			rehash_part(&part[i]);
@@ -560,10 +565,11 @@ static int rehash_window(const struct xfer_src *s, const uint8_t *p, uint64_t of
 }
 
 /* Hash the whole file again through a fresh, unregistered mapping, window
- * by window, each window's chunks on `threads` threads (a whole pass costs
- * what the pool's did: in the Soft-RoCE VMs of docs/performance.md about
- * 200 ms per 64 MiB on one thread), into the top digest (xfer-hash.h) as
- * the pool computed it. */
+ * by window, each window's chunks shared by up to `threads` threads (a
+ * whole pass costs what the pool's did: in the Soft-RoCE VMs of
+ * docs/performance.md about 200 ms per 64 MiB on one thread), into the
+ * top digest (xfer-hash.h) as the pool computed it. s->rehash_threads:
+ * the most threads one window used. */
 static int rehash(struct xfer_src *s, unsigned threads, uint8_t out[XFER_HASH_LEN])
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -571,6 +577,7 @@ static int rehash(struct xfer_src *s, unsigned threads, uint8_t out[XFER_HASH_LE
 	uint64_t nwin = (n + s->win_chunks - 1) / s->win_chunks;
 	uint64_t w, k, first, end, off, len;
 	uint8_t(*d)[XFER_HASH_LEN];
+	unsigned used;
 	struct xfer_hash top;
 	uint8_t *p;
 	int ret = 0;
@@ -593,7 +600,9 @@ static int rehash(struct xfer_src *s, unsigned threads, uint8_t out[XFER_HASH_LE
 		 * the previous window (page rounding). */
 		first = w * s->win_chunks;
 		end = first + s->win_chunks < n ? first + s->win_chunks : n;
-		ret = rehash_window(s, p, off, first, end, threads, d);
+		ret = rehash_window(s, p, off, first, end, threads, d, &used);
+		if (used > s->rehash_threads)
+			s->rehash_threads = used;
 		for (k = first; k < end && !ret; k++)
 			xfer_top_add(&top, d[k - first]);
 		munmap(p, len);
@@ -631,8 +640,9 @@ static bool same_time(const struct timespec *a, const struct timespec *b)
  *   chunk completed and compares with what it sent: any byte that differs
  *   now shows (a fault past a new end too). That read is no copy; the
  *   copy path does not do it (it would be a second pread of every byte)
- *   and relies on fstat. The transfer waits for it, so it runs on the
- *   transfer's --hash-threads threads, as the first pass did.
+ *   and relies on fstat. The transfer waits for it, so each window's
+ *   chunks are shared by --hash-threads threads: ours and the others
+ *   started for the window (the pool of the first pass has ended).
  * All of this runs before DONE: a changed source never reaches a commit.
  */
 int xfer_src_verify(struct xfer_src *s, const uint8_t sent[XFER_HASH_LEN], unsigned threads,
@@ -642,6 +652,7 @@ int xfer_src_verify(struct xfer_src *s, const uint8_t sent[XFER_HASH_LEN], unsig
 	struct stat st;
 	int ret;
 
+	s->rehash_threads = 0;
 	if (s->zerocopy && s->size) {
 		ret = rehash(s, threads, again);
 		if (ret == -EFAULT) {

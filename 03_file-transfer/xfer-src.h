@@ -100,6 +100,7 @@ struct xfer_src {
 	const struct rc_log *log; /* -v: each window's registration */
 	uint64_t win_chunks;	  /* chunks per window */
 	struct xfer_win win[2];
+	unsigned rehash_threads; /* xfer_src_verify's second look: threads that ran (-v) */
 	/* Test hook (RDMA_XFER_TEST_PAUSE=SEQ:PATH): after chunk SEQ, create
 	 * PATH and wait (at most 30 s) until it is removed. */
 	uint64_t pause_seq;
@@ -149,7 +150,8 @@ void xfer_src_where(struct xfer_src *s, uint64_t seq, struct rc_buf *ring, struc
  * READs perhaps still under way, where the client's digest of each chunk
  * catches a later change): is the file still what we sent? `sent` is
  * the top digest of what was hashed. The zero-copy path hashes the file
- * again on `threads` threads (the transfer's --hash-threads). 0, or -EIO
+ * again, each window's chunks shared by up to `threads` threads (the
+ * transfer's --hash-threads; s->rehash_threads says how many ran). 0, or -EIO
  * with "source changed during transfer: ..." in err. See xfer-src.c for what each path
  * can and cannot see.
  */

@@ -235,6 +235,9 @@ static void unchanged_source_verifies(void **state)
 		s.win_chunks = win[w];
 		for (unsigned t = 0; t < 4; t++) {
 			assert_int_equal(xfer_src_verify(&s, d, threads[t], err, sizeof(err)), 0);
+			/* As many threads as asked, or one per chunk of a window. */
+			assert_int_equal(s.rehash_threads,
+					 threads[t] < win[w] ? threads[t] : (unsigned)win[w]);
 			d[t] ^= 1; /* not what was sent: the check must see it */
 			assert_int_equal(xfer_src_verify(&s, d, threads[t], err, sizeof(err)),
 					 -EIO);
@@ -319,6 +322,7 @@ static void rewritten_source_is_named(void **state)
 		assert_int_equal(xfer_src_verify(&s, d, t, err, sizeof(err)), -EIO);
 		assert_string_equal(err, "source changed during transfer: its bytes now differ "
 					 "from those sent");
+		assert_int_equal(s.rehash_threads, t);
 	}
 	close(fd);
 }
