@@ -592,6 +592,9 @@ int on_own_completions(struct server *s, struct client *k)
 		ibv_ack_cq_events(cq, 1);
 	/* A failure here ends this client, never the server. */
 	if (ibv_req_notify_cq(k->c.dev.cq, 0)) {
+		/* No completion would wake us for its sends: they go with
+		 * its own CQ (released now, not at shutdown). */
+		k->outstanding = 0;
 		drop(s, k, "ibv_req_notify_cq failed");
 		return 0;
 	}
