@@ -127,9 +127,6 @@ static int send_done(struct client *cl)
 		return give_up(cl, EINVAL, "%s", "internal error: the chunks are not all hashed");
 	if (xfer_src_verify(&cl->src, cl->digest, cl->opt.hash_threads, why, sizeof(why)))
 		return give_up(cl, EIO, "client: %s; nothing was stored", why);
-	if (cl->src.zerocopy)
-		rc_trace(&cl->conn.log, "source hashed again on %u threads: as sent",
-			 cl->src.rehash_threads);
 	m.u.done.size = cl->size;
 	memcpy(m.u.done.hash, cl->digest, XFER_HASH_LEN);
 	return xfer_ctl_send(&cl->ctl, &m);

@@ -109,9 +109,6 @@ static int send_loop(struct session *s)
 			if (xfer_src_verify(&s->src, s->digest, s->srv->opt.hash_threads, why,
 					    sizeof(why)))
 				return refuse(s, EIO, "server: %s; nothing was stored", why);
-			if (s->src.zerocopy)
-				rc_trace(&s->c->log, "source hashed again on %u threads: as sent",
-					 s->src.rehash_threads);
 			m = (struct xfer_msg){ .type = XFER_T_DONE };
 			m.u.done.size = s->size;
 			memcpy(m.u.done.hash, s->digest, XFER_HASH_LEN);

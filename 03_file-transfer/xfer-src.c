@@ -671,6 +671,9 @@ int xfer_src_verify(struct xfer_src *s, const uint8_t sent[XFER_HASH_LEN], unsig
 				 "sent");
 			return -EIO;
 		}
+		if (s->log)
+			rc_trace(s->log, "source hashed again on %u threads: as sent",
+				 s->rehash_threads);
 	}
 	if (fstat(s->fd, &st)) {
 		ret = errno;

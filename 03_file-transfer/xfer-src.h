@@ -97,7 +97,7 @@ struct xfer_src {
 	char why[200]; /* copy path: why not zero-copy */
 	struct ibv_pd *pd;
 	int access;		  /* of the windows' MRs */
-	const struct rc_log *log; /* -v: each window's registration */
+	const struct rc_log *log; /* -v: each window's registration, the second look */
 	uint64_t win_chunks;	  /* chunks per window */
 	struct xfer_win win[2];
 	unsigned rehash_threads; /* xfer_src_verify's second look: threads that ran (-v) */

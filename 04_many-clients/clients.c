@@ -83,7 +83,9 @@ static int release(struct server *s, struct client *k)
 	k->c.log.err[0] = '\0';
 	if (rc_conn_destroy(&k->c))
 		ret = refused(k, "its connection", k->c.log.err);
-	k->ctl = NULL; /* fallback: freed with the connection, like its CQ */
+	/* Fallback: freed with the connection, like its CQ; serve() reads
+	 * a slot's own CQ only while this is set. */
+	k->ctl = NULL;
 	if (k->region.mr && rc_mem_dereg(&s->d, &k->region))
 		ret = refused(k, "its region", s->d.log.err);
 	/* Its slice's pages back to the system: memory follows the clients
@@ -582,10 +584,6 @@ int on_own_completions(struct server *s, struct client *k)
 	void *ctx;
 	int n = 0;
 
-	/* An event of a client released earlier in the same epoll batch:
-	 * its CQ and channel are gone (serve checks this too). */
-	if (!k->used || !k->ctl)
-		return 0;
 	/* Non-blocking: EAGAIN once every event is taken; then arm again,
 	 * then poll, so that a completion after the poll wakes us. */
 	while (!ibv_get_cq_event(k->c.dev.channel, &cq, &ctx))

@@ -232,10 +232,9 @@ static int serve(struct server *s)
 				ret = on_completions(s);
 			else if (tag == TAG_ASYNC)
 				on_async_events(s);
-			/* A fallback client's own CQ: unless an earlier event of
-			 * this batch released it (its channel is gone). */
-			else if (tag - TAG_CLIENT < s->max && s->cl[tag - TAG_CLIENT].used &&
-				 s->cl[tag - TAG_CLIENT].ctl)
+			/* A fallback client's own CQ, unless an earlier event
+			 * of this batch released it (release clears ctl). */
+			else if (tag - TAG_CLIENT < s->max && s->cl[tag - TAG_CLIENT].ctl)
 				ret = on_own_completions(s, &s->cl[tag - TAG_CLIENT]);
 			if (ret < 0)
 				return -1;
