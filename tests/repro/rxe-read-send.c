@@ -33,6 +33,19 @@
  * unacknowledged SEND, so a resent SEND can no longer be answered while a
  * READ after it is being answered (the avoidance 03's get uses).
  *
+ * --split: the same READs and SENDs on two RC QPs of one PD (and CQ): the
+ * client opens two connections to the server (its first request says so
+ * in the private data, its second is marked as the second), keeps DEPTH
+ * READs in flight on QP 2 and SENDs 16 bytes on QP 1 after each READ
+ * completes, then posts the next READ on QP 2: 03's get with its READs on
+ * a connection of their own. rdma_rxe's completer keeps its state per QP,
+ * so a resent SEND's ACK can no longer meet a READ response under way;
+ * this mode checks that with the same data checks and exit statuses.
+ * QP 1's send queue has room for a SEND for every READ of the run (-n at
+ * most SPLIT_MAX), so a SEND waiting out an ACK timeout on QP 1 never holds
+ * back the READs on QP 2: the two queues run on their own. A SEND that
+ * exhausts the retry count ends the run as under mix (exit 4).
+ *
  * --writes: a second question, on the retry count. The client keeps DEPTH
  * WRITEs of SIZE bytes in flight into the server's buffer, no SENDs or
  * READs: the pattern of 02_read-write's `--op write -s 4M -n 20`. rdma_rxe
@@ -43,7 +56,8 @@
  * give up" on rxe (perftest's default).
  *
  *   rxe-read-send server [-p PORT] [-s SIZE] [-d DEPTH] [--idle SECONDS]
- *   rxe-read-send client HOST [-p PORT] [-n OPS] [--reads-only | --gate | --writes]
+ *   rxe-read-send client HOST [-p PORT] [-n OPS]
+ *                        [--reads-only | --gate | --split | --writes]
  *                        [--ack-timeout EXP] [--retry-count N] [--timeout SECONDS]
  *
  * Client exit status: 0 every READ completed with the right data (or every
@@ -74,6 +88,7 @@
 #define NRECV	   1024		       /* receives the server keeps posted */
 #define SPREAD	   4	       /* server slots per client slot, while the ring stays small */
 #define SPREAD_MAX (64u << 20) /* above this (--writes -s 4M): one per client slot */
+#define SPLIT_MAX  16383       /* --split's READs: QP 1's SEND queue, rdma_rxe's max_qp_wr - 1 */
 
 struct hello { /* private data of rdma_accept, host order (one machine type) */
 	uint64_t addr;
@@ -81,8 +96,15 @@ struct hello { /* private data of rdma_accept, host order (one machine type) */
 	uint32_t slots; /* the server's ring: depth x SPREAD slots of size, or depth */
 };
 
+/* Private data of rdma_connect, host order: a --split client's first
+ * request says qps 2, its second says nth 2; zeros (an older client) mean
+ * one connection. */
+struct ask {
+	uint32_t qps, nth;
+};
+
 struct opts {
-	bool server, reads_only, gate, writes;
+	bool server, reads_only, gate, split, writes;
 	const char *host, *port;
 	uint32_t size, depth;
 	uint64_t reads;
@@ -94,6 +116,7 @@ struct opts {
 struct conn {
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *id, *listen;
+	struct rdma_cm_id *id2; /* --split: the READs' connection (the server's second) */
 	struct ibv_pd *pd;
 	struct ibv_comp_channel *cc;
 	struct ibv_cq *cq;
@@ -151,24 +174,15 @@ static int expect_event(struct conn *c, enum rdma_cm_event_type want, struct hel
 	return ok ? 0 : -1;
 }
 
-/* PD, CQ with a completion channel, QP and the buffer, on id. */
-static int setup_qp(struct conn *c, struct rdma_cm_id *id, size_t bytes, uint32_t sq, int access)
+/* PD, CQ of cqe entries with a completion channel, and the buffer, on the
+ * device verbs; the QPs come after (add_qp), sharing them. */
+static int setup_res(struct conn *c, struct ibv_context *verbs, size_t bytes, int cqe, int access)
 {
-	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .sq_sig_all = 1 };
-
-	c->pd = ibv_alloc_pd(id->verbs);
-	c->cc = c->pd ? ibv_create_comp_channel(id->verbs) : NULL;
-	c->cq = c->cc ? ibv_create_cq(id->verbs, (int)(sq + NRECV), NULL, c->cc, 0) : NULL;
+	c->pd = ibv_alloc_pd(verbs);
+	c->cc = c->pd ? ibv_create_comp_channel(verbs) : NULL;
+	c->cq = c->cc ? ibv_create_cq(verbs, cqe, NULL, c->cc, 0) : NULL;
 	if (!c->cq || ibv_req_notify_cq(c->cq, 0)) {
 		perror("pd/cq");
-		return -1;
-	}
-	qa.send_cq = qa.recv_cq = c->cq;
-	qa.cap = (struct ibv_qp_cap){
-		.max_send_wr = sq, .max_recv_wr = NRECV, .max_send_sge = 1, .max_recv_sge = 1
-	};
-	if (rdma_create_qp(id, c->pd, &qa)) {
-		perror("rdma_create_qp");
 		return -1;
 	}
 	c->buf = aligned_alloc(4096, (bytes + 4095) & ~(size_t)4095);
@@ -180,8 +194,31 @@ static int setup_qp(struct conn *c, struct rdma_cm_id *id, size_t bytes, uint32_
 	return 0;
 }
 
+/* An RC QP on id with sq send WRs, on c's PD and CQ. */
+static int add_qp(struct conn *c, struct rdma_cm_id *id, uint32_t sq)
+{
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC, .sq_sig_all = 1, .send_cq = c->cq, .recv_cq = c->cq
+	};
+
+	qa.cap = (struct ibv_qp_cap){
+		.max_send_wr = sq, .max_recv_wr = NRECV, .max_send_sge = 1, .max_recv_sge = 1
+	};
+	if (rdma_create_qp(id, c->pd, &qa)) {
+		perror("rdma_create_qp");
+		return -1;
+	}
+	return 0;
+}
+
 static void teardown(struct conn *c, struct rdma_cm_id *id)
 {
+	if (c->id2) { /* first: its QP is on the PD and CQ freed below */
+		if (c->id2->qp)
+			rdma_destroy_qp(c->id2);
+		rdma_destroy_id(c->id2);
+		c->id2 = NULL;
+	}
 	if (id && id->qp)
 		rdma_destroy_qp(id);
 	if (c->mr)
@@ -220,20 +257,89 @@ static int get_wcs(struct conn *c, struct ibv_wc *wc, int n, int ms)
 
 /* ---- server: one client at a time, until SIGTERM or --idle ---------- */
 
-static int serve_one(struct conn *c, struct rdma_cm_id *id, const struct opts *o)
+static struct ask ask_of(const struct rdma_cm_event *ev)
+{
+	struct ask a = { 0 };
+
+	if (ev->param.conn.private_data_len >= sizeof(a))
+		memcpy(&a, ev->param.conn.private_data, sizeof(a));
+	return a;
+}
+
+/* Turn down the request of ev (and ack it): not the one we wait for. */
+static void refuse(struct rdma_cm_event *ev)
+{
+	struct rdma_cm_id *id = ev->id;
+
+	fprintf(stderr, "server: refused a connection request (%u of %u)\n", ask_of(ev).nth,
+		ask_of(ev).qps);
+	rdma_reject(id, NULL, 0);
+	rdma_ack_cm_event(ev);
+	rdma_destroy_id(id);
+}
+
+/* Accept id and, for a --split client (qps 2), its second request, whose
+ * QP (the READs': it gets no receives) shares the PD and CQ; both get the
+ * same hello. Then wait until every connection is established, in any
+ * order: the client connects its second once its first is established on
+ * its side, and a lost RTU delays ours. */
+static int accept_all(struct conn *c, struct rdma_cm_id *id, struct hello *h, uint32_t qps)
+{
+	struct rdma_conn_param cp = { .responder_resources = RDMA_MAX_RESP_RES,
+				      .private_data = h,
+				      .private_data_len = sizeof(*h) };
+	double end = now_s() + 10;
+	uint32_t up = 0;
+
+	if (rdma_accept(id, &cp))
+		return -1;
+	while (up < qps) {
+		struct rdma_cm_event *ev = next_event(c->ch, 500);
+		bool ok = true;
+
+		if (!ev) {
+			if (now_s() < end)
+				continue;
+			fprintf(stderr, "server: %u of %u connections established within 10 s\n",
+				up, qps);
+			return -1;
+		}
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST &&
+		    (qps != 2 || c->id2 || ask_of(ev).nth != 2)) {
+			refuse(ev);
+			continue;
+		}
+		if (ev->event == RDMA_CM_EVENT_ESTABLISHED) {
+			up++;
+		} else if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			c->id2 = ev->id;
+			ok = !add_qp(c, c->id2, 4) && !rdma_accept(c->id2, &cp);
+		} else {
+			fprintf(stderr, "server: %s (status %d) while accepting\n",
+				rdma_event_str(ev->event), ev->status);
+			ok = false;
+		}
+		rdma_ack_cm_event(ev);
+		if (!ok)
+			return -1;
+	}
+	return 0;
+}
+
+static int serve_one(struct conn *c, struct rdma_cm_id *id, const struct opts *o, uint32_t qps)
 {
 	uint32_t slots =
 		(uint64_t)o->size * o->depth * SPREAD <= SPREAD_MAX ? o->depth * SPREAD : o->depth;
 	size_t ring = (size_t)o->size * slots;
-	struct rdma_conn_param cp = { .responder_resources = RDMA_MAX_RESP_RES };
 	struct hello h;
 	struct ibv_wc wc[16];
 	uint64_t recvs = 0;
 	int n, i, ret = -1;
 
 	/* The ring for READs, then the receive area behind it. */
-	if (setup_qp(c, id, ring + NRECV * SEND_BYTES, 4,
-		     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE))
+	if (setup_res(c, id->verbs, ring + NRECV * SEND_BYTES, 4 + NRECV,
+		      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE) ||
+	    add_qp(c, id, 4))
 		goto out;
 	for (size_t k = 0; k < ring; k++)
 		c->buf[k] = pattern(k);
@@ -248,9 +354,7 @@ static int serve_one(struct conn *c, struct rdma_cm_id *id, const struct opts *o
 			goto out;
 	}
 	h = (struct hello){ (uintptr_t)c->buf, c->mr->rkey, o->size, o->depth, slots };
-	cp.private_data = &h;
-	cp.private_data_len = sizeof(h);
-	if (rdma_accept(id, &cp) || expect_event(c, RDMA_CM_EVENT_ESTABLISHED, NULL))
+	if (accept_all(c, id, &h, qps))
 		goto out;
 	while (!stop) {
 		struct rdma_cm_event *ev = next_event(c->ch, 0);
@@ -284,6 +388,8 @@ done:
 	printf("server: client gone after %" PRIu64 " SENDs received\n", recvs);
 	fflush(stdout);
 	rdma_disconnect(id);
+	if (c->id2)
+		rdma_disconnect(c->id2);
 	ret = 0;
 out:
 	teardown(c, id);
@@ -314,6 +420,7 @@ static int run_server(const struct opts *o)
 	while (!stop && now_s() < idle_until) {
 		struct rdma_cm_event *ev = next_event(c.ch, 500);
 		struct rdma_cm_id *id;
+		struct ask a;
 
 		if (!ev)
 			continue;
@@ -322,8 +429,13 @@ static int run_server(const struct opts *o)
 			rdma_ack_cm_event(ev);
 			continue;
 		}
+		a = ask_of(ev);
+		if (a.nth > 1) { /* the second of a client we no longer serve */
+			refuse(ev);
+			continue;
+		}
 		rdma_ack_cm_event(ev);
-		serve_one(&c, id, o);
+		serve_one(&c, id, o, a.qps == 2 ? 2 : 1);
 		idle_until = now_s() + o->idle_s;
 	}
 	rdma_destroy_id(c.listen);
@@ -333,35 +445,54 @@ static int run_server(const struct opts *o)
 
 /* ---- client ----------------------------------------------------------- */
 
-static int connect_to(struct conn *c, const struct opts *o, struct hello *h)
+/* A new id on c's channel, resolved to the server, with --ack-timeout set. */
+static int resolve(struct conn *c, struct rdma_cm_id **id, const struct opts *o)
 {
 	struct addrinfo hints = { .ai_family = AF_INET }, *ai;
-	struct rdma_conn_param cp = { .initiator_depth = RDMA_MAX_INIT_DEPTH,
-				      .retry_count = (uint8_t)o->retry_count,
-				      .rnr_retry_count = 6 };
+	int ret;
 
-	c->ch = rdma_create_event_channel();
-	if (!c->ch || rdma_create_id(c->ch, &c->id, NULL, RDMA_PS_TCP) ||
+	if (rdma_create_id(c->ch, id, NULL, RDMA_PS_TCP) ||
 	    getaddrinfo(o->host, o->port, &hints, &ai)) {
 		fprintf(stderr, "cannot resolve %s port %s\n", o->host, o->port);
 		return -1;
 	}
-	if (rdma_resolve_addr(c->id, NULL, ai->ai_addr, 5000) ||
-	    expect_event(c, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) || rdma_resolve_route(c->id, 5000) ||
-	    expect_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL))
-		return -1;
+	ret = rdma_resolve_addr(*id, NULL, ai->ai_addr, 5000);
 	freeaddrinfo(ai);
+	if (ret || expect_event(c, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) ||
+	    rdma_resolve_route(*id, 5000) || expect_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL))
+		return -1;
 	if (o->ack_timeout >= 0) {
 		uint8_t t = (uint8_t)o->ack_timeout;
 
-		if (rdma_set_option(c->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t,
+		if (rdma_set_option(*id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t,
 				    sizeof(t))) {
 			perror("rdma_set_option(ACK_TIMEOUT)");
 			return -1;
 		}
 	}
-	if (setup_qp(c, c->id, (size_t)o->size * o->depth, 2 * o->depth + 2,
-		     IBV_ACCESS_LOCAL_WRITE))
+	return 0;
+}
+
+/* Connection 1 (QP 1), and with --split connection 2 (QP 2, the READs')
+ * on the same PD and CQ. QP 1 holds DEPTH READs and the SENDs after
+ * completed ones (a READ completes after every SEND before it, so at most
+ * DEPTH + 1 of those); with --split it holds only SENDs, which no READ
+ * completion waits for: room for one per READ of the run. */
+static int connect_to(struct conn *c, const struct opts *o, struct hello *h)
+{
+	struct ask a = { .qps = o->split ? 2 : 1, .nth = 1 };
+	struct rdma_conn_param cp = { .initiator_depth = RDMA_MAX_INIT_DEPTH,
+				      .retry_count = (uint8_t)o->retry_count,
+				      .rnr_retry_count = 6,
+				      .private_data = &a,
+				      .private_data_len = sizeof(a) };
+	uint32_t sq = o->split ? (uint32_t)o->reads + 1 : 2 * o->depth + 2;
+
+	c->ch = rdma_create_event_channel();
+	if (!c->ch || resolve(c, &c->id, o) ||
+	    setup_res(c, c->id->verbs, (size_t)o->size * o->depth, (int)(sq + o->depth + NRECV),
+		      IBV_ACCESS_LOCAL_WRITE) ||
+	    add_qp(c, c->id, sq))
 		return -1;
 	*h = (struct hello){ 0 }; /* stays zeros, refused below, if the server sent less */
 	if (rdma_connect(c->id, &cp) || expect_event(c, RDMA_CM_EVENT_ESTABLISHED, h))
@@ -372,6 +503,18 @@ static int connect_to(struct conn *c, const struct opts *o, struct hello *h)
 			h->depth, h->size, o->depth, o->size);
 		return -1;
 	}
+	if (!o->split)
+		return 0;
+	a.nth = 2;
+	if (resolve(c, &c->id2, o))
+		return -1;
+	if (c->id2->verbs != c->id->verbs) { /* a PD is one device's */
+		fprintf(stderr, "the second connection is on another device\n");
+		return -1;
+	}
+	if (add_qp(c, c->id2, o->depth) || rdma_connect(c->id2, &cp) ||
+	    expect_event(c, RDMA_CM_EVENT_ESTABLISHED, NULL))
+		return -1;
 	return 0;
 }
 
@@ -380,6 +523,12 @@ static int connect_to(struct conn *c, const struct opts *o, struct hello *h)
 static uint64_t remote_slot(const struct hello *h, uint64_t k)
 {
 	return k % h->slots;
+}
+
+/* The QP of the READs: QP 2 with --split, else the only one. */
+static struct ibv_qp *read_qp(const struct conn *c)
+{
+	return c->id2 ? c->id2->qp : c->id->qp;
 }
 
 /* READ k (or, with --writes, WRITE k) between local slot k % depth and
@@ -400,9 +549,10 @@ static int post_read(struct conn *c, const struct hello *h, uint64_t k, bool wri
 		memset(dst, 0, h->size); /* a READ that brings less leaves zeros */
 	wr.wr.rdma.remote_addr = h->addr + remote_slot(h, k) * h->size;
 	wr.wr.rdma.rkey = h->rkey;
-	return ibv_post_send(c->id->qp, &wr, &bad);
+	return ibv_post_send(read_qp(c), &wr, &bad);
 }
 
+/* The SEND after READ k, on QP 1. */
 static int post_small_send(struct conn *c, uint64_t k)
 {
 	static const char msg[SEND_BYTES] = "credit";
@@ -550,13 +700,16 @@ static int run_client(const struct opts *o)
 		}
 		goto out;
 	}
-	printf("ok: %" PRIu64 " %s of %u bytes, %" PRIu64 " SENDs, %.1f MiB/s\n", done,
+	printf("ok: %" PRIu64 " %s of %u bytes, %" PRIu64 " SENDs%s, %.1f MiB/s\n", done,
 	       o->writes ? "WRITEs" : "READs verified", h.size, sends,
+	       o->split ? " (READs on QP 2, SENDs on QP 1)" : "",
 	       (double)done * h.size / (now_s() - t0) / 1048576.0);
 	rc = 0;
 out:
 	if (c.id)
 		rdma_disconnect(c.id);
+	if (c.id2)
+		rdma_disconnect(c.id2);
 	teardown(&c, c.id);
 	if (c.ch)
 		rdma_destroy_event_channel(c.ch);
@@ -565,13 +718,15 @@ out:
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rxe-read-send server [-p PORT] [-s SIZE] [-d DEPTH] [--idle S]\n"
-		   "       rxe-read-send client HOST [-p PORT] [-s SIZE] [-d DEPTH] [-n READS]\n"
-		   "                     [--reads-only | --gate | --writes] [--ack-timeout EXP]\n"
-		   "                     [--retry-count N] [--timeout S]\n"
-		   "defaults: port 7471, size 65536, depth 8, 2000 READs, retry count 6, timeout "
-		   "60 s,\n"
-		   "idle 600 s\n");
+	fprintf(f,
+		"usage: rxe-read-send server [-p PORT] [-s SIZE] [-d DEPTH] [--idle S]\n"
+		"       rxe-read-send client HOST [-p PORT] [-s SIZE] [-d DEPTH] [-n READS]\n"
+		"                     [--reads-only | --gate | --split | --writes]\n"
+		"                     [--ack-timeout EXP] [--retry-count N] [--timeout S]\n"
+		"defaults: port 7471, size 65536, depth 8, 2000 READs, retry count 6, timeout "
+		"60 s,\n"
+		"idle 600 s; --split: at most %u READs\n",
+		SPLIT_MAX);
 }
 
 int main(int argc, char **argv)
@@ -579,6 +734,7 @@ int main(int argc, char **argv)
 	static const struct option lo[] = { { "reads-only", no_argument, NULL, 'r' },
 					    { "ack-timeout", required_argument, NULL, 'a' },
 					    { "gate", no_argument, NULL, 'g' },
+					    { "split", no_argument, NULL, 'S' },
 					    { "writes", no_argument, NULL, 'w' },
 					    { "retry-count", required_argument, NULL, 'R' },
 					    { "timeout", required_argument, NULL, 't' },
@@ -609,6 +765,7 @@ int main(int argc, char **argv)
 		case 'n': o.reads = strtoull(optarg, NULL, 0); break;
 		case 'r': o.reads_only = true; break;
 		case 'g': o.gate = true; break;
+		case 'S': o.split = true; break;
 		case 'w': o.writes = true; break;
 		case 'R': o.retry_count = atoi(optarg); break;
 		case 'a': o.ack_timeout = atoi(optarg); break;
@@ -627,7 +784,8 @@ int main(int argc, char **argv)
 	}
 	if (o.size < 1 || o.depth < 1 || o.depth > 128 || o.reads < 1 || o.ack_timeout > 31 ||
 	    o.timeout_s < 1 || o.retry_count < 0 || o.retry_count > 7 ||
-	    (o.writes && (o.reads_only || o.gate))) {
+	    (o.writes && (o.reads_only || o.gate)) ||
+	    (o.split && (o.reads_only || o.gate || o.writes || o.reads > SPLIT_MAX))) {
 		usage(stderr);
 		return 2;
 	}

@@ -8,9 +8,11 @@
 #   mix     READs and SENDs on one QP (03's get pattern): the bug's trigger
 #   gate    mix, but a READ only once every SEND is acknowledged (--gate)
 #   reads   the same READs, no SENDs (--reads-only)
+#   split   mix on two connections of one PD (--split): the READs on QP 2,
+#           the SENDs on QP 1 (03's get with its READs on a QP of their own)
 #   perf    perftest's ib_read_bw, the same size and count
-#   readsr6, readsr7, gater6, gater7, mixr6, mixr7
-#           reads, gate or mix with ACK timeout 14 and retry count 6 or 7
+#   readsr6, readsr7, gater6, gater7, mixr6, mixr7, splitr6, splitr7
+#           reads, gate, mix or split with ACK timeout 14 and retry count 6 or 7
 #           (03's defaults and --retry-count 7)
 #   get03   03_file-transfer's get of 16 MiB, -c 64K -t 8 (tests/e2e2's)
 #   get03old  the same with the 03 client in $REPRO_OLD03 (e.g. one built
@@ -30,9 +32,10 @@
 # put03 cases: "transport retry counter exceeded" on either side), and
 # each line adds how much node 1's rcvd_seq_err (sequence NAKs received)
 # and completer_retry_err (resends) rose during the run.
-# Each run is bounded. One line per run, then per-case counts; the counts
-# also go to $REPRO_RESULTS (default build/repro-rxe-read-send.txt):
-#   repro rxe-read-send kernel 6.12.95 loss 1% mix: bug 4, ok 6, other 0 (of 10)
+# Each run is bounded. One line per run, then per-case counts and the mean
+# MiB/s of the runs that print one (the reproducer's and 03's ok runs); the
+# counts also go to $REPRO_RESULTS (default build/repro-rxe-read-send.txt):
+#   repro rxe-read-send kernel 6.12.95 loss 1% mix: bug 4, ok 6, other 0 (of 10); ...
 # "bug" is the client's exit 3: its QP went to the error state without an
 # error completion (or a READ succeeded with data missing). The kernel logs
 # its WARNING once per boot (WARN_ON_ONCE), so it is counted separately.
@@ -68,6 +71,7 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/repro.XXXXXX")
 R2=/tmp/repro-root
 trap 'cleanup_test; KEEP2=(); cleanup2; netem 0; agent_quit; rm -rf "$T" "$W"' EXIT
 declare -A N # "loss case result" -> count
+declare -A MIBS # "loss case" -> the MiB/s of its runs, one word each
 [ -x "$BIN" ] || {
 	echo "$BIN missing: make repro-build first" >&2
 	exit 2
@@ -80,6 +84,15 @@ netem() { # LOSS (0: none) on eth0 of both nodes
 	# shellcheck disable=SC2086 # one word per netem argument
 	tc qdisc add dev eth0 root netem limit 10240 loss "$1" $EXTRA &&
 		on2 "tc qdisc add dev eth0 root netem limit 10240 loss $1 $EXTRA"
+}
+
+# mean_mibs X...: "MiB/s M (of N runs)", or "no MiB/s" without an X.
+mean_mibs() {
+	[ $# -gt 0 ] || {
+		echo "no MiB/s"
+		return
+	}
+	printf '%s\n' "$@" | awk '{ s += $1 } END { printf "MiB/s %.1f (of %d runs)\n", s / NR, NR }'
 }
 
 warns() { dmesg | grep -c 'rxe_comp.c:[0-9]* rxe_completer'; }
@@ -108,9 +121,9 @@ run_case() {
 	local loss=$1 c=$2 res detail w0 t0=$SECONDS
 	w0=$(warns)
 	case $c in
-	mix | reads | gate | mixr[67] | readsr[67] | gater[67])
+	mix | reads | gate | split | mixr[67] | readsr[67] | gater[67] | splitr[67])
 		local ro=()
-		case $c in reads*) ro=(--reads-only) ;; gate*) ro=(--gate) ;; esac
+		case $c in reads*) ro=(--reads-only) ;; gate*) ro=(--gate) ;; split*) ro=(--split) ;; esac
 		[[ $c == *r[67] ]] && ro+=(--ack-timeout 14 --retry-count "${c: -1}")
 		run cli "$BIN" client "$PEER" -p "${SPORT[rs]}" -n "$READS" --timeout 90 "${ro[@]}"
 		case $RC in
@@ -178,6 +191,9 @@ run_case() {
 		;;
 	esac
 	N["$loss $c $res"]=$((${N["$loss $c $res"]:-0} + 1))
+	local mibs
+	mibs=$(grep -o '[0-9.]* MiB/s' <<<"$detail" | tail -n1 | cut -d' ' -f1)
+	[ -n "$mibs" ] && MIBS["$loss $c"]="${MIBS["$loss $c"]:-} $mibs"
 	local wn=$(($(warns) - w0))
 	[ "$wn" -gt 0 ] && N["$loss $c warn"]=$((${N["$loss $c warn"]:-0} + wn))
 	echo "  loss $loss $c: $res in $((SECONDS - t0))s${detail:+: $detail}$([ "$wn" -gt 0 ] && echo " [kernel WARNING rxe_comp.c]")"
@@ -226,9 +242,11 @@ done
 mkdir -p "$(dirname "$OUT")"
 for l in $LOSS; do
 	for c in $CASES; do
+		# shellcheck disable=SC2086 # one word per run's MiB/s
 		echo "repro rxe-read-send kernel $KVER loss $l $c: bug ${N["$l $c bug"]:-0}," \
 			"ok ${N["$l $c ok"]:-0}, other ${N["$l $c other"]:-0} (of $ROUNDS);" \
-			"kernel warnings ${N["$l $c warn"]:-0}"
+			"kernel warnings ${N["$l $c warn"]:-0};" \
+			"$(mean_mibs ${MIBS["$l $c"]:-})"
 	done
 done | tee -a "$OUT"
 exit 0
