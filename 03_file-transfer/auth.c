@@ -85,18 +85,35 @@ void xfer_secret_wipe(struct xfer_secret *s)
 	sodium_memzero(s, sizeof(*s));
 }
 
-int xfer_nonce_new(uint8_t nonce[XFER_NONCE_LEN])
+/* len bytes from the kernel's random pool. */
+static int random_bytes(uint8_t *buf, size_t len)
 {
 	ssize_t n;
 
 	/* Up to 256 bytes never come back short once the pool is ready;
 	 * before that getrandom blocks, which is what we want. */
 	do
-		n = getrandom(nonce, XFER_NONCE_LEN, 0);
+		n = getrandom(buf, len, 0);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
-	return n == XFER_NONCE_LEN ? 0 : -EIO;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+int xfer_nonce_new(uint8_t nonce[XFER_NONCE_LEN])
+{
+	return random_bytes(nonce, XFER_NONCE_LEN);
+}
+
+int xfer_token_new(uint8_t token[XFER_TOKEN_LEN])
+{
+	return random_bytes(token, XFER_TOKEN_LEN);
+}
+
+bool xfer_token_equal(const uint8_t a[XFER_TOKEN_LEN], const uint8_t b[XFER_TOKEN_LEN])
+{
+	/* In constant time: how long a wrong guess took says nothing. */
+	return sodium_memcmp(a, b, XFER_TOKEN_LEN) == 0;
 }
 
 void xfer_proof_make(const struct xfer_secret *s, const uint8_t nonce[XFER_NONCE_LEN],

@@ -46,6 +46,11 @@ void xfer_secret_wipe(struct xfer_secret *s);
 
 /* A fresh nonce from getrandom(2). 0 or a negative errno. */
 int xfer_nonce_new(uint8_t nonce[XFER_NONCE_LEN]);
+/* A get's token (getrandom): the JOIN of its data connection must carry
+ * it. 0 or a negative errno. */
+int xfer_token_new(uint8_t token[XFER_TOKEN_LEN]);
+/* The JOIN's token against ours, in constant time. */
+bool xfer_token_equal(const uint8_t a[XFER_TOKEN_LEN], const uint8_t b[XFER_TOKEN_LEN]);
 
 /* The proof of r (its proof field is ignored) on the connection whose
  * CHALLENGE carried nonce and whose HELLO was h. */

@@ -47,11 +47,14 @@ static int post_chunk_read(struct client *cl, uint64_t seq)
 	uint16_t slot = (uint16_t)(seq % cl->opt.depth);
 	struct rc_buf *b;
 	size_t off;
+	int ret;
 
 	/* Into our slot, or in place: into the file's window. */
 	xfer_sink_where(&cl->sink, seq, cl->ring, &b, &off);
-	return rc_post_rdma(&cl->conn, IBV_WR_RDMA_READ, b, off, len, cl->chunk_at[slot].addr,
-			    cl->chunk_at[slot].rkey, 0, slot, true);
+	/* On the data connection's QP: no SEND is ever queued with a READ. */
+	ret = rc_post_rdma(&cl->data, IBV_WR_RDMA_READ, b, off, len, cl->chunk_at[slot].addr,
+			   cl->chunk_at[slot].rkey, 0, slot, true);
+	return ret ? rc_fail(&cl->conn.log, -ret, "%s", cl->data.log.err) : 0;
 }
 
 /* The chunk is in the file and matched the CHUNK's digest: give its slot
@@ -150,20 +153,9 @@ static int get_loop(struct client *cl)
 				return ret;
 			continue;
 		}
-		/* READ every announced chunk, at most rd_depth at a time, once
-		 * every CREDIT sent is acknowledged: with a READ queued behind
-		 * an unacknowledged SEND, a retransmission makes Soft-RoCE on
-		 * Linux 6.12 and 7.x fail the QP (docs/kernels.md). */
+		/* READ every announced chunk, at most rd_depth at a time. */
 		if (posted < announced && posted - done < cl->rd_depth) {
-			ret = 0;
-			if (xfer_ctl_unacked(&cl->ctl)) {
-				cl->read_waits++; /* -v says what the rule costs */
-				since = xfer_tl_now(&cl->tl);
-				ret = xfer_ctl_drain(&cl->ctl);
-				xfer_tl_waited(&cl->tl, XFER_WAIT_ACKS, since);
-			}
-			if (!ret)
-				ret = post_chunk_read(cl, posted++);
+			ret = post_chunk_read(cl, posted++);
 			if (ret)
 				return ret;
 			xfer_tl_data(&cl->tl, (unsigned)(posted - done));
@@ -215,11 +207,47 @@ static int get_loop(struct client *cl)
 	}
 }
 
+/*
+ * The READs' own connection, to the ACCEPT's data_port with its token in
+ * the JOIN; its QP on our PD and CQ (its completions come with the
+ * control connection's). Only READs go on it: no SEND is ever queued
+ * with them (XFER_T_JOIN says why).
+ */
+static int connect_data(struct client *cl)
+{
+	struct ibv_qp_cap cap = {
+		.max_send_wr = cl->rd_depth, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1
+	};
+	uint8_t priv[XFER_JOIN_LEN];
+	char port[8];
+	int ret;
+
+	rc_conn_init(&cl->data, "client data", cl->opt.rc.verbose, cl->opt.rc.timeout_ms, -1);
+	snprintf(port, sizeof(port), "%u", cl->data_port);
+	/* The same host: the same device, so one PD serves both QPs. */
+	ret = rc_client_resolve(&cl->data, cl->opt.host, port);
+	if (!ret)
+		ret = rc_create_qp_beside(&cl->data, &cl->conn, &cap);
+	xfer_join_pack(priv, cl->token);
+	/* Initiator depth: the READs we keep in flight, as the ACCEPT said. */
+	if (!ret)
+		ret = rc_client_connect(&cl->data, priv, sizeof(priv), (uint8_t)cl->rd_depth, 0);
+	if (ret)
+		return give_up(cl, -ret, "the data connection (port %u) failed: %s", cl->data_port,
+			       cl->data.log.err);
+	rc_trace(&cl->conn.log, "data connection: QP %u to port %u, %u READs at a time",
+		 cl->data.qp->qp_num, cl->data_port, cl->rd_depth);
+	return 0;
+}
+
 /* Every announced chunk READ, stored and credited; then the commit. */
 int get_file(struct client *cl)
 {
 	int ret;
 
+	ret = connect_data(cl);
+	if (ret)
+		return ret;
 	/* Nothing for the disk thread until the first READ completes. */
 	ret = start_disk(cl, 0, xfer_io_write);
 	if (!ret)
@@ -227,9 +255,5 @@ int get_file(struct client *cl)
 	xfer_disk_stop(&cl->disk);
 	/* -v: where the main thread's time went, READs out of rd_depth. */
 	xfer_tl_trace(&cl->tl, &cl->conn.log, cl->size, cl->rd_depth);
-	rc_trace(&cl->conn.log,
-		 "%" PRIu64 " of %" PRIu64 " READs waited for the CREDITs before them to be "
-		 "acknowledged",
-		 cl->read_waits, cl->nchunks);
 	return ret;
 }

@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "client.h"
-#include "rc-counters.h" /* rc_read_data_explain */
 
 /* ------------------------------------------------------------------ */
 /* The disk thread                                                     */
@@ -57,12 +56,7 @@ int disk_done(struct client *cl, uint64_t *done)
 	ret = xfer_disk_done(&cl->disk, done, why, sizeof(why));
 	if (!ret)
 		return 0;
-	ret = give_up(cl, -ret, "%s", why);
-	/* A chunk that differs after a get's READ: a known cause? (The
-	 * note is appended only where it applies: rdma-common.h.) */
-	if (cl->disk.pool.differs)
-		rc_read_data_explain(&cl->conn);
-	return ret;
+	return give_up(cl, -ret, "%s", why);
 }
 
 /* ------------------------------------------------------------------ */

@@ -141,9 +141,10 @@ static bool accept_fits(const struct client *cl, const struct xfer_accept *a)
 	if (inplace && a->ring.len < (a->size < ring_len ? a->size : ring_len))
 		return false;
 	if (cl->opt.op == XFER_PUT)
-		return a->size == cl->size && !a->rd_depth && !(a->flags & ~XFER_ACC_F_INPLACE);
+		return a->size == cl->size && !a->rd_depth && !(a->flags & ~XFER_ACC_F_INPLACE) &&
+		       !a->data_port;
 	return a->rd_depth >= 1 && a->rd_depth <= cl->initiator_depth &&
-	       !(a->flags & ~XFER_ACC_F_ZEROCOPY);
+	       !(a->flags & ~XFER_ACC_F_ZEROCOPY) && a->data_port;
 }
 
 /*
@@ -172,6 +173,8 @@ static void take_accept(struct client *cl, const struct xfer_accept *a)
 	unsigned i;
 
 	cl->rd_depth = a->rd_depth;
+	cl->data_port = a->data_port;
+	memcpy(cl->token, a->token, XFER_TOKEN_LEN);
 	cl->size = a->size;
 	cl->nchunks = xfer_nchunks(cl->size, cl->opt.chunk);
 	cl->peer_zerocopy = a->flags & XFER_ACC_F_ZEROCOPY;

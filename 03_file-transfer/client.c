@@ -20,11 +20,13 @@
  *        CREDIT carries the server's digest of the chunk, which must be
  *        ours; up to DEPTH chunks in flight, and the disk reads of the
  *        next chunks happen while earlier chunks are on the wire;
- *   get: for each CHUNK{slot, offset, len, seq, digest} the server
- *        announces, RDMA_READ the slot into our own slot (at most rd_depth
- *        READs in flight: the responder keeps state for each), pwrite it to
- *        a temporary file, check its digest, and return the slot with a
- *        CREDIT (and our digest);
+ *   get: open a second connection to the port the ACCEPT names, with
+ *        its token (the JOIN), whose QP carries our READs and nothing
+ *        else; for each CHUNK{slot, offset, len, seq, digest} the server
+ *        announces, RDMA_READ the slot into our own slot on it (at most
+ *        rd_depth READs in flight: the responder keeps state for each),
+ *        pwrite it to a temporary file, check its digest, and return the
+ *        slot with a CREDIT (and our digest) on the first connection;
  * then DONE{size, top digest} from the sender, once it checked that its
  * source did not change meanwhile, and COMMITTED from the receiver, who
  * fsyncs, verifies and renames only if everything matches.
@@ -200,6 +202,9 @@ out:
 	report(&cl, code, code == RC_EXIT_OK ? NULL : error);
 	/* A get that did not commit leaves nothing behind. */
 	xfer_sink_abort(&cl.sink);
+	/* get: the READs' QP first: it is on the control connection's PD
+	 * and CQ. */
+	rc_conn_destroy(&cl.data);
 	/* The windows' MRs before the PD that rc_conn_destroy frees. */
 	xfer_src_release(&cl.src);
 	rc_conn_destroy(c);

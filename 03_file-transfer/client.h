@@ -27,6 +27,7 @@
 struct client {
 	struct xfer_client_opts opt;
 	struct rc_conn conn;
+	struct rc_conn data; /* get: the READs' own connection (XFER_T_JOIN) */
 	struct xfer_ctl ctl;
 	struct rc_buf *ring;	       /* depth slots of chunk bytes */
 	struct xfer_disk disk;	       /* pread/pwrite, and XXH3 of each chunk */
@@ -39,11 +40,12 @@ struct client {
 	struct xfer_sink sink;	       /* get: the temporary file */
 	char local_name[XFER_NAME_MAX + 1];
 	uint64_t size, nchunks;
-	uint16_t rd_depth;   /* get: the server's answer */
-	uint64_t read_waits; /* get: READs that waited for a CREDIT's ACK */
-	bool accepted;	     /* the server's ACCEPT arrived */
-	bool peer_zerocopy;  /* get: the server's CHUNKs point into its page cache */
-	bool peer_inplace;   /* put: our WRITEs land in the server's page cache */
+	uint16_t rd_depth;	       /* get: the server's answer */
+	uint16_t data_port;	       /* get: where the ACCEPT says the READs connect */
+	uint8_t token[XFER_TOKEN_LEN]; /* get: the ACCEPT's, for the JOIN */
+	bool accepted;		       /* the server's ACCEPT arrived */
+	bool peer_zerocopy;	       /* get: the server's CHUNKs point into its page cache */
+	bool peer_inplace;	       /* put: our WRITEs land in the server's page cache */
 	/* Where the NIC takes (get: the CHUNK) or puts (put: the ACCEPT, then
 	 * the slot's last CREDIT) the chunk in this slot, on the server. */
 	struct rc_remote_buf chunk_at[XFER_MAX_DEPTH];

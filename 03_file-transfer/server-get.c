@@ -12,8 +12,185 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <netinet/in.h>
 
 #include "server.h"
+
+/* ------------------------------------------------------------------ */
+/* get: the READs' own connection                                      */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Before the ACCEPT: a listener on the address this client reached, on a
+ * free port, and a fresh token. The client's second rdma_connect comes
+ * here with the token in its JOIN; its QP, on this session's PD, carries
+ * the client's READs and nothing else: no SEND is queued with them
+ * (XFER_T_JOIN says why that matters).
+ */
+int open_data_listener(struct session *s)
+{
+	struct sockaddr_storage sa;
+	int ret;
+
+	ret = xfer_token_new(s->token);
+	if (ret)
+		return rc_fail(&s->c->log, -ret, "getrandom: %s", strerror(-ret));
+	/* Our address on this connection, port 0: the same device. */
+	memcpy(&sa, rdma_get_local_addr(s->c->id), sizeof(sa));
+	if (sa.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&sa)->sin6_port = 0;
+	else
+		((struct sockaddr_in *)&sa)->sin_port = 0;
+	/* Backlog 1: one connection is expected, a wrong one is refused.
+	 * Its own trace would say "server: listening": ours names the conn. */
+	ret = rc_listen_at(&s->data_l, NULL, (struct sockaddr *)&sa, 1, false);
+	if (ret)
+		return rc_fail(&s->c->log, -ret, "%s", s->data_l.log.err);
+	rc_trace(&s->c->log, "data connection: listening on %s port %u", s->data_l.addr,
+		 s->data_l.port);
+	return 0;
+}
+
+/* Same IP address as the control connection's peer (ports differ). */
+static bool same_peer_host(const struct sockaddr *a, const struct sockaddr *b)
+{
+	if (a->sa_family != b->sa_family)
+		return false;
+	if (a->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+}
+
+/* Is this connect request our client's JOIN? 0, or why not in why. */
+static int check_join(struct session *s, const struct rc_cm_info *info, char *why, size_t len)
+{
+	uint8_t token[XFER_TOKEN_LEN];
+
+	if (xfer_join_unpack(info->priv, info->priv_len, token, why, len))
+		return -EPROTO;
+	if (!same_peer_host(rdma_get_peer_addr(info->id), rdma_get_peer_addr(s->c->id))) {
+		snprintf(why, len, "%s", "not from this session's client");
+		return -EACCES;
+	}
+	if (!xfer_token_equal(token, s->token)) {
+		snprintf(why, len, "%s", "wrong token");
+		return -EACCES;
+	}
+	/* Its initiator depth arrives as the responder resources it wants. */
+	if (info->responder_resources < 1) {
+		snprintf(why, len, "%s",
+			 "the data connection offers no RDMA READ (initiator depth 0)");
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* The JOIN is right: its QP beside ours, on our PD, READs up to rd_depth. */
+static int take_join(struct session *s, const struct rc_cm_info *info)
+{
+	/* The READs are the client's: this QP posts one receive (below). */
+	struct ibv_qp_cap cap = {
+		.max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1
+	};
+	char name[sizeof(s->c->log.name)];
+	int ret;
+
+	/* "server conn 3 data": its trace lines name the session. */
+	snprintf(name, sizeof(name), "%.40s data", s->c->log.name);
+	rc_conn_init(&s->data, name, s->c->log.verbose, s->c->timeout_ms, s->c->cancel_fd);
+	/* Its own channel: the listener closes once it is taken. */
+	ret = rc_take_request(&s->data, info, true);
+	if (!ret)
+		ret = rc_create_qp_beside(&s->data, s->c, &cap);
+	/* One receive that no message takes: it completes, flushed, only
+	 * when this QP fails (a READ we refused), and our CQ tells us. */
+	if (!ret)
+		ret = rc_post_recv(&s->data, NULL, 0, 0, XFER_WR_WATCH);
+	if (ret) {
+		rc_reject(&s->data, "the server could not set up the data connection");
+		return ret;
+	}
+	return rc_accept(&s->data, 0, s->rd_depth);
+}
+
+/* One event on the control connection while we wait for the JOIN: the
+ * client may have given up. 0 to wait on, or the error. */
+static int control_event(struct session *s)
+{
+	struct rc_cm_info info;
+	int ret;
+
+	ret = rc_take_cm_event(s->c->cm_channel, &info, NULL, &s->c->log);
+	if (ret == -EAGAIN)
+		return 0;
+	if (!ret)
+		ret = rc_conn_cm_event(s->c, &info);
+	if (!ret && s->c->peer_disconnected)
+		ret = rc_fail(&s->c->log, ECONNRESET, "%s", "the client disconnected");
+	return ret;
+}
+
+/*
+ * After the ACCEPT: wait (--timeout) for the client's data connection.
+ * A connect request that is not its JOIN is refused, and we wait on.
+ */
+static int join_data_connection(struct session *s)
+{
+	uint64_t deadline = rc_now_us() + (uint64_t)s->c->timeout_ms * 1000;
+	const int fds[3] = { s->data_l.channel->fd, s->c->cm_channel ? s->c->cm_channel->fd : -1,
+			     s->c->cancel_fd };
+	struct rc_cm_info info;
+	struct rdma_cm_id *id;
+	char why[RC_ERR_LEN];
+	int i, ret;
+
+	for (;;) {
+		i = rc_wait_readable(fds, 3, deadline);
+		if (i == -ETIMEDOUT)
+			return refuse(s, ETIMEDOUT,
+				      "no data connection within %.1f s of the ACCEPT (--timeout)",
+				      s->c->timeout_ms / 1000.0);
+		if (i == 2)
+			return rc_fail(&s->c->log, ECANCELED, "%s", "the server is stopping");
+		if (i < 0)
+			return rc_fail(&s->c->log, -i, "poll: %s", strerror(-i));
+		if (i == 1) {
+			ret = control_event(s);
+			if (ret)
+				return lost_client(s, ret, 0);
+			continue;
+		}
+		ret = rc_take_cm_event(s->data_l.channel, &info, &id, &s->c->log);
+		if (ret == -EAGAIN)
+			continue;
+		if (ret)
+			return refuse(s, -ret, "data connection: rdma_get_cm_event: %s",
+				      strerror(-ret));
+		if (info.event != RDMA_CM_EVENT_CONNECT_REQUEST)
+			return refuse(s, EIO, "data connection: the listener got %s",
+				      rdma_event_str(info.event));
+		ret = check_join(s, &info, why, sizeof(why));
+		if (ret) {
+			char from[64];
+
+			rc_format_addr(rdma_get_peer_addr(id), from, sizeof(from));
+			rc_trace(&s->c->log, "data connection from %s refused: %s", from, why);
+			rc_reject_id(id, why);
+			rdma_destroy_id(id);
+			continue;
+		}
+		ret = take_join(s, &info);
+		if (ret)
+			return refuse(s, -ret, "data connection: %s", s->data.log.err);
+		rc_trace(&s->c->log, "data connection from %s: QP %u, %u READs at a time",
+			 s->data.peer, s->data.qp->qp_num, s->rd_depth);
+		/* Nobody else may come in now. */
+		rc_listener_close(&s->data_l);
+		return 0;
+	}
+}
 
 /* ------------------------------------------------------------------ */
 /* get: we announce filled slots, the client READs them                */
@@ -123,6 +300,11 @@ static int send_loop(struct session *s)
 		xfer_tl_waited(&s->tl, send_waits_for(s, filled, credited, done_sent), since);
 		if (ret == -EAGAIN)
 			continue; /* the disk thread read a chunk */
+		if (ret == -EIO && wc.wr_id == XFER_WR_WATCH)
+			ret = rc_fail(&s->c->log, ECONNABORTED,
+				      "the data connection failed (its receive: %s; a READ we "
+				      "refused, outside what we announced, or a broken link)",
+				      ibv_wc_status_str(wc.status));
 		if (ret)
 			return lost_client(s, ret, credited * s->hello.chunk);
 		if (!xfer_ctl_is_recv(&s->ctl, &wc) || wc.opcode != IBV_WC_RECV)
@@ -162,8 +344,11 @@ int send_file(struct session *s)
 	int ret;
 
 	xfer_tl_start(&s->tl, s->c->log.verbose, rc_now_ns());
+	/* The client READs nothing before its data connection is up. */
+	ret = join_data_connection(s);
 	/* The disk thread may fill every slot at once. */
-	ret = start_disk(s, s->hello.depth, xfer_io_read);
+	if (!ret)
+		ret = start_disk(s, s->hello.depth, xfer_io_read);
 	if (!ret)
 		ret = send_loop(s);
 	xfer_disk_stop(&s->disk);

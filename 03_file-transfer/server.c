@@ -15,7 +15,10 @@
  *        the slot to a temporary file and return the slot with a CREDIT
  *        that carries our digest of the chunk (the client compares it);
  *        at DONE we fsync, compare the top digest and rename into place;
- *   get: we pread the next chunks into free slots, announce each with a
+ *   get: before the ACCEPT we listen on a free port for the client's
+ *        second connection, which must bring the ACCEPT's token (JOIN);
+ *        its QP, on our PD, serves the client's READs and nothing else.
+ *        We pread the next chunks into free slots, announce each with a
  *        CHUNK message that carries its digest; the client RDMA_READs it,
  *        checks it and returns a CREDIT with its digest.
  * Each client has its own thread, QP, CQ, ring and file (rc_serve in
@@ -168,7 +171,9 @@ static int accept_client(struct session *s, const void *priv, size_t priv_len)
 		}
 		s->rd_depth = (uint8_t)rd;
 	}
-	return rc_accept(c, 0, s->rd_depth);
+	/* This connection carries no READ: they come on the get's data
+	 * connection (XFER_T_JOIN), which is accepted with rd_depth. */
+	return rc_accept(c, 0, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -182,7 +187,7 @@ static int accept_client(struct session *s, const void *priv, size_t priv_len)
 int refuse(struct session *s, int code, const char *fmt, ...)
 {
 	struct xfer_msg m;
-	char text[XFER_ERR_TEXT + 1];
+	char text[XFER_ERR_TEXT + 1], kept[RC_ERR_LEN];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -193,9 +198,12 @@ int refuse(struct session *s, int code, const char *fmt, ...)
 	xfer_make_error(&m, code, "%s", text);
 	rc_fail(&s->c->log, code, "%s %s: %s", s->hello.op == XFER_PUT ? "put" : "get", s->qname,
 		m.u.error.text);
+	memcpy(kept, s->c->log.err, sizeof(kept));
 	/* Best effort: the connection may be gone already. */
 	if (xfer_ctl_send(&s->ctl, &m) == 0)
 		xfer_ctl_drain(&s->ctl);
+	/* Our reason stays the log's, whatever the delivery met. */
+	memcpy(s->c->log.err, kept, sizeof(kept));
 	return -code;
 }
 
@@ -275,6 +283,11 @@ static int send_accept(struct session *s)
 						  .rkey = s->ring->mr->rkey,
 						  .len = (uint32_t)s->ring->len };
 	m.u.accept.rd_depth = s->rd_depth;
+	/* get: where the READs' own connection comes in, and its ticket. */
+	if (s->hello.op == XFER_GET) {
+		m.u.accept.data_port = s->data_l.port;
+		memcpy(m.u.accept.token, s->token, XFER_TOKEN_LEN);
+	}
 	/* The client learns which path its chunks take. put in place: the
 	 * file's first window instead of the ring (chunk k < depth at k x
 	 * chunk: the window begins at offset 0). */
@@ -358,6 +371,10 @@ static int start_get(struct session *s, const struct xfer_request *r)
 	xfer_src_choose(&s->src, s->c->dev.pd, IBV_ACCESS_REMOTE_READ,
 			s->srv->opt.copy || (r->flags & XFER_REQ_F_COPY), 0, &s->c->log);
 	rc_trace(&s->c->log, "source: %s", xfer_src_path(&s->src, path, sizeof(path)));
+	ret = open_data_listener(s);
+	if (ret)
+		return refuse(s, -ret, "the server could not listen for the data connection: %s",
+			      s->c->log.err);
 	return send_accept(s);
 }
 
@@ -487,6 +504,9 @@ out:
 	/* Every way out of a put that did not commit removes the temporary
 	 * file; after a commit there is none left to remove. */
 	xfer_disk_stop(&s.disk);
+	/* get: the READs' QP first: it is on this connection's PD and CQ. */
+	rc_conn_destroy(&s.data);
+	rc_listener_close(&s.data_l);
 	xfer_sink_abort(&s.sink);
 	xfer_src_release(&s.src);
 	if (s.fd >= 0)

@@ -35,6 +35,9 @@ struct session {
 	struct xfer_sink sink;	       /* put: the temporary file */
 	int fd;			       /* get: the file served */
 	struct xfer_src src;	       /* get: its chunks: file windows or the ring */
+	struct rc_listener data_l;     /* get: where the data connection comes in */
+	struct rc_conn data;	       /* get: the READs' own QP (the JOIN's connection) */
+	uint8_t token[XFER_TOKEN_LEN]; /* get: what the JOIN must carry */
 	uint64_t size, nchunks;	       /* of the file */
 	char qname[400];	       /* the name, quoted for messages */
 	uint8_t digest[XFER_HASH_LEN]; /* the top digest (xfer-hash.h) */
@@ -59,6 +62,7 @@ void trace_cpu(struct session *s);
 /* put: receive the file into the temporary file and commit it. */
 int receive_file(struct session *s);
 /* get: send the file chunk by chunk. */
+int open_data_listener(struct session *s);
 int send_file(struct session *s);
 
 #endif /* XFER_SERVER_H */

@@ -184,11 +184,6 @@ int xfer_ctl_take(struct xfer_ctl *x, const struct ibv_wc *wc, struct xfer_msg *
 	return rc_post_recv(x->c, x->rbuf, (size_t)i * XFER_MSG_MAX, XFER_MSG_MAX, wc->wr_id);
 }
 
-unsigned xfer_ctl_unacked(const struct xfer_ctl *x)
-{
-	return x->nsend - x->nfree;
-}
-
 int xfer_ctl_drain(struct xfer_ctl *x)
 {
 	struct ibv_wc wc;

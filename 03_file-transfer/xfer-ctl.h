@@ -20,6 +20,9 @@
  * control sends use these bases plus their buffer's index. */
 #define XFER_WR_RECV 1000
 #define XFER_WR_SEND 2000
+/* A get's server: the one receive posted on the data connection's QP, which
+ * no message ever takes: it completes (flushed) only when that QP fails. */
+#define XFER_WR_WATCH 3000
 
 struct xfer_ctl {
 	struct rc_conn *c;
@@ -55,7 +58,5 @@ bool xfer_ctl_is_recv(const struct xfer_ctl *x, const struct ibv_wc *wc);
 int xfer_ctl_take(struct xfer_ctl *x, const struct ibv_wc *wc, struct xfer_msg *m);
 /* Wait until every SEND posted so far has completed. */
 int xfer_ctl_drain(struct xfer_ctl *x);
-/* SENDs posted and not yet completed. */
-unsigned xfer_ctl_unacked(const struct xfer_ctl *x);
 
 #endif /* XFER_CTL_H */

@@ -155,7 +155,6 @@ static void fold(struct xfer_hpool *p)
 			xfer_chunk_differs(p->why, sizeof(p->why), p->done, p->size, p->chunk,
 					   s->expect, s->digest);
 			p->err = -EIO;
-			p->differs = true;
 			break;
 		}
 		xfer_top_add(&p->top, s->digest);

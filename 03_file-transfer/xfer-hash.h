@@ -114,7 +114,6 @@ struct xfer_hpool {
 	uint64_t done;	/* chunks hashed, checked and folded, in order */
 	bool stop;
 	int err;
-	bool differs; /* err is a chunk that differs from the sender's digest */
 	char why[RC_ERR_LEN];
 	uint8_t final[XFER_HASH_LEN]; /* the top digest, once done == n */
 	struct xfer_cpu cpu;	      /* of the threads that ended (all, once stopped) */

@@ -47,6 +47,7 @@ const char *xfer_type_str(uint8_t type)
 	case XFER_T_DONE: return "DONE";
 	case XFER_T_COMMITTED: return "COMMITTED";
 	case XFER_T_CHALLENGE: return "CHALLENGE";
+	case XFER_T_JOIN: return "JOIN";
 	default: return "unknown";
 	}
 }
@@ -95,6 +96,31 @@ int xfer_hello_unpack(const void *priv, size_t len, struct xfer_hello *h, char *
 	return 0;
 }
 
+size_t xfer_join_pack(uint8_t buf[XFER_JOIN_LEN], const uint8_t token[XFER_TOKEN_LEN])
+{
+	rc_hdr_pack(buf, XFER_T_JOIN, XFER_JOIN_BODY, 0);
+	memcpy(buf + sizeof(struct rc_hdr), token, XFER_TOKEN_LEN);
+	return XFER_JOIN_LEN;
+}
+
+int xfer_join_unpack(const void *priv, size_t len, uint8_t token[XFER_TOKEN_LEN], char *err,
+		     size_t errlen)
+{
+	struct rc_msg m;
+	int ret;
+
+	ret = rc_priv_unpack(priv, len, &m, err, errlen);
+	if (ret)
+		return ret;
+	if (m.type != XFER_T_JOIN || m.length != XFER_JOIN_BODY || m.seq != 0)
+		return rc_bad_msg(
+			err, errlen,
+			"expected a JOIN of %d bytes, got type 0x%02x of %u bytes, seq %u",
+			XFER_JOIN_BODY, m.type, m.length, m.seq);
+	memcpy(token, m.body, XFER_TOKEN_LEN);
+	return 0;
+}
+
 /* The messages of the control channel, each with its body length. */
 static const struct rc_msg_kind ctl_kinds[] = {
 	{ XFER_T_REQUEST, XFER_REQUEST_BODY, "REQUEST" },
@@ -139,6 +165,8 @@ size_t xfer_msg_pack(void *buf, uint32_t seq, const struct xfer_msg *m)
 		rc_remote_buf_pack(b + 8, &m->u.accept.ring);
 		rc_put16(b + 24, m->u.accept.rd_depth);
 		rc_put16(b + 26, m->u.accept.flags);
+		rc_put16(b + 28, m->u.accept.data_port);
+		memcpy(b + 32, m->u.accept.token, XFER_TOKEN_LEN);
 		break;
 	case XFER_T_ERROR:
 		rc_put32(b, m->u.error.code);
@@ -239,13 +267,15 @@ int xfer_msg_unpack(const void *buf, size_t byte_len, uint32_t want_seq, struct 
 		rc_remote_buf_unpack(b + 8, &m->u.accept.ring);
 		m->u.accept.rd_depth = rc_get16(b + 24);
 		m->u.accept.flags = rc_get16(b + 26);
+		m->u.accept.data_port = rc_get16(b + 28);
+		memcpy(m->u.accept.token, b + 32, XFER_TOKEN_LEN);
 		if (m->u.accept.size > XFER_MAX_SIZE)
 			return rc_bad_msg(err, errlen, "ACCEPT size %" PRIu64 " is too large",
 					  m->u.accept.size);
 		if (m->u.accept.flags & ~(XFER_ACC_F_ZEROCOPY | XFER_ACC_F_INPLACE))
 			return rc_bad_msg(err, errlen, "ACCEPT has unknown flags 0x%x",
 					  m->u.accept.flags);
-		if (!all_zero(b + 28, 4))
+		if (!all_zero(b + 30, 2))
 			return rc_bad_msg(err, errlen, "%s", "ACCEPT padding is not zero");
 		break;
 	case XFER_T_ERROR:
@@ -333,10 +363,10 @@ void xfer_msg_describe(const struct xfer_msg *m, char *out, size_t outlen)
 		break;
 	case XFER_T_ACCEPT:
 		snprintf(out, outlen,
-			 "%s size=%" PRIu64 " rd_depth=%u ring addr=0x%" PRIx64
+			 "%s size=%" PRIu64 " rd_depth=%u data_port=%u ring addr=0x%" PRIx64
 			 " rkey=0x%x len=%u%s",
-			 t, m->u.accept.size, m->u.accept.rd_depth, m->u.accept.ring.addr,
-			 m->u.accept.ring.rkey, m->u.accept.ring.len,
+			 t, m->u.accept.size, m->u.accept.rd_depth, m->u.accept.data_port,
+			 m->u.accept.ring.addr, m->u.accept.ring.rkey, m->u.accept.ring.len,
 			 m->u.accept.flags & XFER_ACC_F_ZEROCOPY ? " (zero-copy source)" : "");
 		break;
 	case XFER_T_ERROR:

@@ -7,18 +7,22 @@
  * threads (xfer-hash.h), the disk thread (xfer-disk.h), the control
  * channel (xfer-ctl.h) and the client's result (xfer-report.h).
  *
- * Conversation (sequence.txt has the full diagrams), protocol version 4:
+ * Conversation (sequence.txt has the full diagrams), protocol version 5:
  *   connect request private data: HELLO { op put|get, version, chunk, depth }
  *   server -> client SEND: CHALLENGE { version, flags, nonce }
  *   client -> server SEND: REQUEST { size, flags, name, proof }
  *        (proof: with --secret, a MAC over the nonce, HELLO and REQUEST)
- *   server -> client SEND: ACCEPT { size, ring, rd_depth, flags } or ERROR { code, text }
+ *   server -> client SEND: ACCEPT { size, ring, rd_depth, flags, data_port, token }
+ *        or ERROR { code, text }
  *   put: client RDMA_WRITE_WITH_IMM chunk k into server ring slot k % depth
  *        (in place: at k x chunk in the ACCEPT's window, for k < depth),
  *        imm = (k mod 2^24) << 8 | slot; server -> client
  *        CREDIT { k, slot, digest, addr, rkey }: chunk k + depth goes to
  *        addr/rkey
- *   get: server -> client CHUNK { k, slot, offset, len, digest, addr, rkey };
+ *   get: the client opens a second connection to data_port, its connect
+ *        request's private data JOIN { token }: the data connection,
+ *        whose QP carries the READs and nothing else (see XFER_T_JOIN);
+ *        server -> client CHUNK { k, slot, offset, len, digest, addr, rkey };
  *        the client RDMA_READs len bytes at addr/rkey (the server's ring
  *        slot, or on its zero-copy path the file's page cache in a
  *        registered window) into its slot; client -> server CREDIT { k,
@@ -50,14 +54,22 @@ enum xfer_type {
 	XFER_T_DONE = 0x36,	 /* sender: no more data; size and checksum */
 	XFER_T_COMMITTED = 0x37, /* receiver: verified and renamed into place */
 	XFER_T_CHALLENGE = 0x38, /* server: the nonce a --secret proof must cover */
+	/* private data of a get's second rdma_connect, to the ACCEPT's
+	 * data_port: the READs get a QP of their own, so no SEND is ever
+	 * queued with them (Soft-RoCE on Linux 6.12 and 7.x fails a QP that
+	 * mixes READs and SENDs when packets are lost: docs/kernels.md,
+	 * rxe-read-send), and no CREDIT waits behind a READ (an RC send queue
+	 * completes in order). */
+	XFER_T_JOIN = 0x39,
 };
 
 /* 03's protocol version, in the HELLO and the CHALLENGE. Version 1 had no
  * CHALLENGE and a reserved zero byte where the HELLO now has the version;
  * version 2 had one XXH3-128 stream over the file and no chunk digests;
  * version 3 had no addr/rkey in a CHUNK or a CREDIT (each side used the
- * ring's slots) and no flags in the ACCEPT. */
-#define XFER_PROTO_VERSION 4
+ * ring's slots) and no flags in the ACCEPT; version 4 had the get's READs
+ * on the one connection (no data_port or token in the ACCEPT, no JOIN). */
+#define XFER_PROTO_VERSION 5
 
 enum xfer_op { XFER_PUT = 1, XFER_GET = 2 };
 
@@ -80,18 +92,22 @@ enum xfer_op { XFER_PUT = 1, XFER_GET = 2 };
 #define XFER_NONCE_LEN	    32
 #define XFER_PROOF_LEN	    32	 /* HMAC-SHA512-256 (auth.h) */
 #define XFER_CH_F_SECRET    0x1u /* CHALLENGE: this server needs a proof */
+#define XFER_TOKEN_LEN	    16	 /* random: ties a get's data connection to its session */
 
 /* Fixed body sizes on the wire. */
 #define XFER_HELLO_BODY	    8
 #define XFER_REQUEST_BODY   304 /* 8 size, 4 flags, 2 name_len, 2 zero, 256 name, 32 proof */
 #define XFER_CHALLENGE_BODY 40	/* 2 version, 2 flags, 4 zero, 32 nonce */
-#define XFER_ACCEPT_BODY    32	/* 8 size, 16 ring, 2 rd_depth, 2 flags, 4 zero */
-#define XFER_ERROR_BODY	    248 /* 4 code, 2 text_len, 2 zero, 240 text */
+#define XFER_ACCEPT_BODY \
+	48 /* 8 size, 16 ring, 2 rd_depth, 2 flags, 2 data_port, 2 zero, 16 token */
+#define XFER_ERROR_BODY 248 /* 4 code, 2 text_len, 2 zero, 240 text */
 #define XFER_CHUNK_BODY \
 	56 /* 8 seq, 8 offset, 4 len, 2 slot, 2 zero, 16 digest, 8 addr, 4 rkey, 4 zero */
 #define XFER_CREDIT_BODY 48 /* 8 seq, 2 slot, 6 zero, 16 digest, 8 addr, 4 rkey, 4 zero */
 #define XFER_DONE_BODY	 24 /* 8 size, 16 top digest (DONE and COMMITTED) */
+#define XFER_JOIN_BODY	 16 /* the token */
 #define XFER_HELLO_LEN	 (sizeof(struct rc_hdr) + XFER_HELLO_BODY)
+#define XFER_JOIN_LEN	 (sizeof(struct rc_hdr) + XFER_JOIN_BODY)
 /* The largest message: every receive buffer has exactly this size. */
 #define XFER_MSG_MAX (sizeof(struct rc_hdr) + XFER_REQUEST_BODY)
 
@@ -121,6 +137,10 @@ struct xfer_accept {
 	struct rc_remote_buf ring; /* put: the client WRITEs here; get: READs */
 	uint16_t rd_depth;	   /* get: RDMA READs the client may have in flight */
 	uint16_t flags;		   /* XFER_ACC_F_* */
+	/* get: where to open the data connection, and the JOIN's token
+	 * (fresh from getrandom for each get); put: zero. */
+	uint16_t data_port;
+	uint8_t token[XFER_TOKEN_LEN];
 };
 
 struct xfer_error {
@@ -175,7 +195,14 @@ size_t xfer_hello_pack(uint8_t buf[XFER_HELLO_LEN], const struct xfer_hello *h);
  * limits: xfer_check_limits). 0 or -EBADMSG/-ERANGE with err set. */
 int xfer_hello_unpack(const void *priv, size_t len, struct xfer_hello *h, char *err, size_t errlen);
 
-/* Any message but HELLO into buf (XFER_MSG_MAX bytes); returns its length. */
+/* JOIN { token } into connect private data; returns XFER_JOIN_LEN. */
+size_t xfer_join_pack(uint8_t buf[XFER_JOIN_LEN], const uint8_t token[XFER_TOKEN_LEN]);
+/* Validate a JOIN from connect private data (header, type, length) and
+ * copy its token. 0 or -EBADMSG with err set. */
+int xfer_join_unpack(const void *priv, size_t len, uint8_t token[XFER_TOKEN_LEN], char *err,
+		     size_t errlen);
+
+/* Any message but HELLO and JOIN into buf (XFER_MSG_MAX bytes); returns its length. */
 size_t xfer_msg_pack(void *buf, uint32_t seq, const struct xfer_msg *m);
 /*
  * Validate and decode byte_len received bytes (from wc.byte_len): header,

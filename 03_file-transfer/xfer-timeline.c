@@ -11,8 +11,10 @@
 #include "rdma-common.h" /* rc_now_ns */
 
 static const char *const wait_names[XFER_WAIT_N] = {
-	[XFER_WAIT_LINK] = "link", [XFER_WAIT_PEER] = "peer", [XFER_WAIT_DISK] = "disk",
-	[XFER_WAIT_ACKS] = "ACKs", [XFER_WAIT_END] = "end",
+	[XFER_WAIT_LINK] = "link",
+	[XFER_WAIT_PEER] = "peer",
+	[XFER_WAIT_DISK] = "disk",
+	[XFER_WAIT_END] = "end",
 };
 
 void xfer_tl_start(struct xfer_timeline *tl, bool on, uint64_t t0_ns)

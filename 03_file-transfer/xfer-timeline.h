@@ -18,7 +18,6 @@ enum xfer_wait_for {
 	XFER_WAIT_LINK, /* our READs or WRITEs in flight: the link's time */
 	XFER_WAIT_PEER, /* nothing of ours in flight: the peer's next message */
 	XFER_WAIT_DISK, /* our disk thread (file I/O and hashing) */
-	XFER_WAIT_ACKS, /* get: the CREDITs' ACKs before a READ (rxe-read-send) */
 	XFER_WAIT_END,	/* after the data: DONE or COMMITTED */
 	XFER_WAIT_N
 };

@@ -362,32 +362,6 @@ static void note_lossy_link(struct rc_conn *c, const char *lead)
 		 lead, k);
 }
 
-void rc_read_data_note(struct rc_conn *c, bool soft_roce, int major, int minor)
-{
-	size_t n = strlen(c->log.err);
-
-	/* tests/repro/rxe-read-send's mix case shows it on 6.12 and 7.3, not on
-	 * 6.1 (docs/kernels.md). */
-	bool shown = major > 6 || (major == 6 && minor >= 12);
-
-	if (!soft_roce || !shown || !peer_astray(c))
-		return;
-	snprintf(c->log.err + n, sizeof(c->log.err) - n,
-		 "; Soft-RoCE on Linux %d.%d can complete a READ with data missing when READs and "
-		 "SENDs share a QP and packets are lost or reordered: a known rdma_rxe bug (see "
-		 "docs/kernels.md)",
-		 major, minor);
-	note_lossy_link(c, "and");
-}
-
-void rc_read_data_explain(struct rc_conn *c)
-{
-	int major = 0, minor = 0;
-	bool rxe = soft_roce_kernel(c, &major, &minor);
-
-	rc_read_data_note(c, rxe, major, minor);
-}
-
 const char *rc_kernel_release(char *buf, size_t len)
 {
 	struct utsname u;
@@ -409,6 +383,10 @@ void rc_wc_explain(struct rc_conn *c, const struct ibv_wc *wc)
 {
 	bool first = !c->wc_failed;
 
+	/* A QP beside c's (rc_create_qp_beside) fails for reasons of its own:
+	 * what follows is about c's QP. */
+	if (c->qp && wc->qp_num != c->qp->qp_num)
+		return;
 	c->wc_failed = true;
 	if (wc->status == IBV_WC_WR_FLUSH_ERR && first)
 		first_flush(c, wc);

@@ -78,20 +78,10 @@ int rc_wait_timed_out(struct rc_conn *c, struct rc_cq_wait *w);
  * polled in the same batch behind the flush is named instead. Retries
  * exhausted while the port counted packets from a peer out of order,
  * resent or NAKed during this connection: a lossy or reordering link, not
- * only a silent peer.
+ * only a silent peer. A completion of a QP beside c's (rc_create_qp_beside)
+ * gets no words here: its owner knows what that QP is for.
  */
 void rc_wc_explain(struct rc_conn *c, const struct ibv_wc *wc);
-/* After c->log.err got the caller's "the data an RDMA READ brought differs
- * from the peer's" (03: a chunk's hash): on Soft-RoCE on a kernel whose
- * rdma_rxe was seen to complete READs with data missing on a lossy or
- * reordering link (6.12 and later: tests/repro/rxe-read-send,
- * docs/kernels.md), and only when the port counted a peer's packets out
- * of order, resent or NAKed during this connection, append both to
- * c->log.err. In rc-counters.c. */
-void rc_read_data_explain(struct rc_conn *c);
-/* Its rule and words, given what the device (soft_roce: vendor id
- * 0xffffff) and the kernel (major.minor) are: for the unit tests. */
-void rc_read_data_note(struct rc_conn *c, bool soft_roce, int major, int minor);
 /* rc_next_wc, when the peer disconnected: -ECONNRESET, c->log.err saying
  * so, and that the link was lossy when the counters above say it was. */
 int rc_peer_gone(struct rc_conn *c);

@@ -293,6 +293,9 @@ struct rc_conn {
 	/* NULL: dev's PD, channel and CQ are this connection's own; else the
 	 * shared device they belong to (rc_create_qp_on). */
 	struct rc_device *shared;
+	/* NULL, or the connection whose PD, channel and CQ this one borrows
+	 * (rc_create_qp_beside): destroy this one first. */
+	struct rc_conn *owner;
 	struct ibv_qp *qp; /* id->qp once created */
 	struct ibv_qp_cap cap;
 	struct rc_buf *bufs; /* every buffer registered on this connection */
@@ -328,6 +331,17 @@ int rc_client_resolve(struct rc_conn *c, const char *host, const char *port);
 /* Both: PD + completion channel + CQ sized for `cap`, then the RC QP. On a
  * shared device instead: rc_create_qp_on (rdma-device.h). */
 int rc_create_qp(struct rc_conn *c, const struct ibv_qp_cap *cap);
+
+/*
+ * A second QP for the peer of `owner`, on owner's PD and CQ: owner's
+ * buffers serve it (one PD), and its completions come out of
+ * rc_next_wc(owner), told apart by wc.qp_num or wr_id; rc_next_wc(c)
+ * refuses. For work that must not share a send queue with owner's (03's
+ * get: READs on one QP, SENDs on the other). Owner's CQ must have room
+ * for both QPs' work requests: size owner's cap for them. c must be on
+ * owner's device (-EXDEV otherwise). rc_conn_destroy(c) before owner's.
+ */
+int rc_create_qp_beside(struct rc_conn *c, struct rc_conn *owner, const struct ibv_qp_cap *cap);
 
 /* Allocate page-aligned memory and register it with `access` flags on the
  * connection's PD. The buffer belongs to the connection and is freed by
@@ -384,7 +398,8 @@ int rc_reject(struct rc_conn *c, const char *reason);
  * (c->cm_channel NULL: the channel rule), the CQ, cancel_fd and wake_fd
  * only, and c->peer_disconnected as the owner of the events set it. On a
  * shared CQ (rc_create_qp_on) it refuses (-EINVAL): another connection's
- * completions would come out here; poll the device (rc_device_poll).
+ * completions would come out here; poll the device (rc_device_poll). On a
+ * QP beside another (rc_create_qp_beside) it refuses too: poll the owner.
  * Returns 0 with *wc filled; -EIO with *wc filled when the completion
  * failed (log.err names the status and a hint); -ETIMEDOUT;
  * -ECONNRESET when the peer disconnected; -ECANCELED when cancel_fd fired;

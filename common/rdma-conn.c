@@ -138,6 +138,37 @@ int rc_create_qp(struct rc_conn *c, const struct ibv_qp_cap *cap)
 	return 0;
 }
 
+int rc_create_qp_beside(struct rc_conn *c, struct rc_conn *owner, const struct ibv_qp_cap *cap)
+{
+	struct ibv_qp_init_attr attr = { .qp_type = IBV_QPT_RC, .cap = *cap };
+
+	/* A PD belongs to one device: the second id must have resolved to
+	 * the owner's. */
+	if (!c->id || !owner->qp || c->id->verbs != owner->dev.verbs)
+		return rc_fail(
+			&c->log, EXDEV,
+			"the second connection is on device %s, the first on %s; hint: "
+			"connect both to the same address",
+			c->id && c->id->verbs ? ibv_get_device_name(c->id->verbs->device) : "?",
+			owner->dev.verbs ? ibv_get_device_name(owner->dev.verbs->device) : "?");
+	c->owner = owner;
+	c->dev = owner->dev;
+	attr.send_cq = c->dev.cq;
+	attr.recv_cq = c->dev.cq;
+	/* rdma_create_qp: the CM will move it through INIT, RTR and RTS. */
+	if (rdma_create_qp(c->id, c->dev.pd, &attr))
+		return rc_fail(
+			&c->log, errno,
+			"rdma_create_qp(send %u, recv %u) beside QP %u: %s; hint: `ibv_devinfo "
+			"-v` shows the device limits",
+			cap->max_send_wr, cap->max_recv_wr, owner->qp->qp_num, strerror(errno));
+	c->qp = c->id->qp;
+	c->cap = attr.cap;
+	rc_trace(&c->log, "created RC QP %u (send %u, recv %u) on the PD and CQ of QP %u",
+		 c->qp->qp_num, c->cap.max_send_wr, c->cap.max_recv_wr, owner->qp->qp_num);
+	return 0;
+}
+
 int rc_buf_alloc(struct rc_conn *c, size_t len, int access, struct rc_buf **out)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -302,13 +333,14 @@ static int free_bufs(struct rc_conn *c, int ret)
 	return ret;
 }
 
-/* dev's PD, channel and CQ, unless they are a shared device's. */
+/* dev's PD, channel and CQ, unless they are a shared device's or another
+ * connection's. */
 static int free_dev(struct rc_conn *c, int ret)
 {
 	struct rc_dev *d = &c->dev;
 	int err;
 
-	if (c->shared)
+	if (c->shared || c->owner)
 		goto out;
 	if (d->cq && (err = ibv_destroy_cq(d->cq)))
 		ret = release_failed(c, ret, "ibv_destroy_cq", err,
@@ -325,6 +357,7 @@ static int free_dev(struct rc_conn *c, int ret)
 out:
 	memset(d, 0, sizeof(*d));
 	c->shared = NULL;
+	c->owner = NULL;
 	return ret;
 }
 

@@ -36,8 +36,8 @@ static int bind_listener(struct rc_listener *l, const char *bind_addr, const cha
 	return 0;
 }
 
-int rc_listen(struct rc_listener *l, struct rdma_event_channel *ch, const char *bind_addr,
-	      const char *port, int backlog, bool verbose)
+/* A fresh listener: its channel (ch, or its own) and its id. */
+static int open_listener(struct rc_listener *l, struct rdma_event_channel *ch, bool verbose)
 {
 	int ret;
 
@@ -53,9 +53,12 @@ int rc_listen(struct rc_listener *l, struct rdma_event_channel *ch, const char *
 	/* RDMA_PS_TCP: reliable connected service, ports like TCP's. */
 	if (rdma_create_id(l->channel, &l->id, l, RDMA_PS_TCP))
 		return rc_fail(&l->log, errno, "rdma_create_id: %s", strerror(errno));
-	ret = bind_listener(l, bind_addr, port);
-	if (ret)
-		return ret;
+	return 0;
+}
+
+/* Listen on the bound id; record where. */
+static int start_listening(struct rc_listener *l, int backlog)
+{
 	/* Backlog: connect requests the CM queues while we are busy. */
 	if (rdma_listen(l->id, backlog))
 		return rc_fail(&l->log, errno, "rdma_listen: %s", strerror(errno));
@@ -64,6 +67,34 @@ int rc_listen(struct rc_listener *l, struct rdma_event_channel *ch, const char *
 	l->port = ntohs(rdma_get_src_port(l->id));
 	rc_trace(&l->log, "listening on %s port %u", l->addr, l->port);
 	return 0;
+}
+
+int rc_listen(struct rc_listener *l, struct rdma_event_channel *ch, const char *bind_addr,
+	      const char *port, int backlog, bool verbose)
+{
+	int ret = open_listener(l, ch, verbose);
+
+	if (!ret)
+		ret = bind_listener(l, bind_addr, port);
+	return ret ? ret : start_listening(l, backlog);
+}
+
+int rc_listen_at(struct rc_listener *l, struct rdma_event_channel *ch, const struct sockaddr *sa,
+		 int backlog, bool verbose)
+{
+	char where[64];
+	int ret = open_listener(l, ch, verbose);
+
+	if (ret)
+		return ret;
+	/* sa is a connection's own address: it ties the id to its device. */
+	if (rdma_bind_addr(l->id, (struct sockaddr *)sa)) {
+		ret = errno;
+		rc_format_addr(sa, where, sizeof(where));
+		return rc_fail(&l->log, ret, "rdma_bind_addr(%s): %s; hint: %s", where,
+			       strerror(ret), rc_call_hint("rdma_bind_addr", ret));
+	}
+	return start_listening(l, backlog);
 }
 
 void rc_listener_close(struct rc_listener *l)

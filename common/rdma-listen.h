@@ -57,6 +57,14 @@ struct rc_listener {
  */
 int rc_listen(struct rc_listener *l, struct rdma_event_channel *ch, const char *bind_addr,
 	      const char *port, int backlog, bool verbose);
+/*
+ * rc_listen on a socket address instead of text (its port 0: any free
+ * one, then in l->port): e.g. a connection's own address
+ * (rdma_get_local_addr), for a second connection from the same peer to
+ * reach the same device.
+ */
+int rc_listen_at(struct rc_listener *l, struct rdma_event_channel *ch, const struct sockaddr *sa,
+		 int backlog, bool verbose);
 /* Destroy the listener's id, and its channel if it is its own. */
 void rc_listener_close(struct rc_listener *l);
 

@@ -323,6 +323,10 @@ int rc_next_wc(struct rc_conn *c, struct ibv_wc *wc)
 			"rc_next_wc: this connection's CQ is shared (rc_create_qp_on); hint: "
 			"poll the device (rc_device_poll) and find each completion's "
 			"connection by wc.qp_num");
+	if (c->owner)
+		return rc_fail(&c->log, EINVAL, "%s",
+			       "rc_next_wc: this QP's completions go to another connection's CQ "
+			       "(rc_create_qp_beside); hint: poll that one");
 	if (h && (ret = h->begin(c)))
 		return ret;
 	for (;;) {

@@ -44,11 +44,13 @@ static int x_hello(struct hc *h, int arg)
 	else if (arg == 111)
 		p[17] = 0; /* version 1's HELLO: this byte was reserved */
 	else if (arg == 112)
-		p[17] = 5; /* a version from the future */
+		p[17] = 6; /* a version from the future */
 	else if (arg == 113)
 		p[17] = 2; /* version 2: one XXH3 stream, no chunk digests */
 	else if (arg == 114)
 		p[17] = 3; /* version 3: CHUNKs without addr/rkey */
+	else if (arg == 115)
+		p[17] = 4; /* version 4: the get's READs on the one connection */
 	else if (arg < 100)
 		bend_hdr(p, (enum bend)arg);
 	return connect_bad(h, p, len, depth);
@@ -152,6 +154,38 @@ int x_request(struct hc *h, const char *name, uint64_t size, struct xfer_accept 
 
 	x_make_request(h, &m, name, size, h->e->secret.set ? &h->e->secret : NULL);
 	return x_send_request(h, &m, acc);
+}
+
+int x_join(struct hc *h, const struct xfer_accept *acc, const uint8_t *token)
+{
+	/* READs only: X_DEPTH of them, on our PD, completions on our CQ. */
+	struct ibv_qp_cap cap = {
+		.max_send_wr = X_DEPTH, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1
+	};
+	uint8_t priv[XFER_JOIN_LEN];
+	char port[8];
+	int ret;
+
+	rc_conn_init(&h->data, "hostile", h->e->verbose, h->e->timeout_ms, -1);
+	snprintf(port, sizeof(port), "%u", acc->data_port);
+	ret = rc_client_resolve(&h->data, h->e->host, port);
+	if (!ret)
+		ret = rc_create_qp_beside(&h->data, &h->c, &cap);
+	xfer_join_pack(priv, token ? token : acc->token);
+	if (!ret)
+		ret = rc_client_connect(&h->data, priv, sizeof(priv), X_DEPTH, 0);
+	if (ret == -ECONNREFUSED) {
+		note(h, "JOIN rejected: %s", h->data.log.err);
+		rc_conn_destroy(&h->data);
+		return 1;
+	}
+	if (ret) {
+		note(h, "the data connection failed: %s", h->data.log.err);
+		rc_conn_destroy(&h->data);
+		return ret;
+	}
+	h->joined = true;
+	return 0;
 }
 
 /* A bent or wrong REQUEST as the first message. */
@@ -293,6 +327,9 @@ static int x_bad_get(struct hc *h, int arg)
 		     X_GET_CHUNKS * X_CHUNK, acc.size);
 		return 0;
 	}
+	/* The server announces nothing before our data connection is up. */
+	if (x_join(h, &acc, NULL))
+		return 0;
 	/* Every case but 102 breaks the rules after the server announced
 	 * every chunk (the ring holds them all) and sent DONE: its disk
 	 * thread fills the slots while it reads our messages, so a message
@@ -361,6 +398,84 @@ static int x_bad_get(struct hc *h, int arg)
 	return hc_expect_dropped(h, ret);
 }
 
+/*
+ * A get's data connection done wrong. 100: a JOIN with a wrong token,
+ * then none: it must be refused, and the server must give up on us after
+ * its --timeout. 101: a HELLO where the JOIN belongs (refused), then the
+ * right JOIN (accepted: the server waits on for it), then we leave.
+ */
+static int x_bad_join(struct hc *h, int arg)
+{
+	uint8_t token[XFER_TOKEN_LEN], hello[XFER_HELLO_LEN];
+	struct xfer_accept acc;
+	struct hc other = { .e = h->e };
+	int ret;
+
+	ret = x_connect(h, XFER_GET);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	if (x_request(h, h->e->file, 0, &acc))
+		return 0;
+	if (arg == 100) {
+		memcpy(token, acc.token, XFER_TOKEN_LEN);
+		token[0] ^= 1;
+		if (x_join(h, &acc, token) != 1 || !strstr(h->got, "wrong token")) {
+			note(h, "%s", "a JOIN with a wrong token was not refused as such");
+			return 0;
+		}
+		/* Wait for the server's verdict: an ERROR after its --timeout,
+		 * which began at the ACCEPT; ours would end about then too. */
+		{
+			const struct env *e = h->e;
+			struct env longer = *e;
+
+			longer.timeout_ms = 2 * e->timeout_ms;
+			h->e = &longer;
+			h->c.timeout_ms = longer.timeout_ms; /* each wait's bound too */
+			hc_wait_dropped(h);
+			h->c.timeout_ms = e->timeout_ms;
+			h->e = e;
+		}
+		return 0;
+	}
+	/* 101: the HELLO of another connection, on the data port. */
+	other.hello = (struct xfer_hello){
+		.op = XFER_GET, .version = XFER_PROTO_VERSION, .depth = X_DEPTH, .chunk = X_CHUNK
+	};
+	xfer_hello_pack(hello, &other.hello);
+	rc_conn_init(&other.c, "hostile", h->e->verbose, h->e->timeout_ms, -1);
+	{
+		char port[8];
+
+		snprintf(port, sizeof(port), "%u", acc.data_port);
+		ret = rc_client_resolve(&other.c, h->e->host, port);
+	}
+	if (!ret) {
+		struct ibv_qp_cap cap = {
+			.max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1
+		};
+
+		ret = rc_create_qp(&other.c, &cap);
+	}
+	if (!ret)
+		ret = rc_client_connect(&other.c, hello, sizeof(hello), X_DEPTH, 0);
+	if (ret != -ECONNREFUSED || !strstr(other.c.log.err, "expected a JOIN")) {
+		note(h, "a HELLO on the data port was not refused as no JOIN: %s",
+		     ret ? other.c.log.err : "accepted");
+		rc_conn_destroy(&other.c);
+		return 0;
+	}
+	rc_conn_destroy(&other.c);
+	note(h, "%s", "a HELLO on the data port was refused");
+	/* The right one is still welcome. */
+	if (x_join(h, &acc, NULL))
+		return 0;
+	note(h, "%s", "then the JOIN was accepted; we leave");
+	/* The server serves on until it sees us go: passed. */
+	h->refused = true;
+	return 0;
+}
+
 #define X_PROTO "protocol error: "
 
 const struct kase cases03[] = {
@@ -374,10 +489,12 @@ const struct kase cases03[] = {
 	{ "hello-seq", x_hello, B_SEQ, "rejected: HELLO with sequence number 77" },
 	{ "hello-version-1", x_hello, 111, "rejected: the client speaks 03 protocol version 1," },
 	{ "hello-version-2", x_hello, 113,
-	  "rejected: the client speaks 03 protocol version 2, this server version 4" },
+	  "rejected: the client speaks 03 protocol version 2, this server version 5" },
 	{ "hello-version-3", x_hello, 114,
-	  "rejected: the client speaks 03 protocol version 3, this server version 4" },
-	{ "hello-version-5", x_hello, 112, "rejected: the client speaks 03 protocol version 5," },
+	  "rejected: the client speaks 03 protocol version 3, this server version 5" },
+	{ "hello-version-4", x_hello, 115,
+	  "rejected: the client speaks 03 protocol version 4, this server version 5" },
+	{ "hello-version-6", x_hello, 112, "rejected: the client speaks 03 protocol version 6," },
 	{ "hello-op-9", x_hello, 100, "rejected: unknown operation 9" },
 	{ "hello-depth-0", x_hello, 101, "rejected: depth 0 or chunk" },
 	{ "hello-depth-65535", x_hello, 102, "rejected: depth 65535 or chunk" },
@@ -437,5 +554,9 @@ const struct kase cases03[] = {
 	{ "get-credit-wrong-digest", x_bad_get, 106,
 	  "chunk 1 .bytes 4096..8191. differs: the sender hashed xxh3-128 [0-9a-f]+, the receiver "
 	  "[0-9a-f]+; nothing was stored" },
+	{ "get-join-wrong-token", x_bad_join, 100,
+	  "get 'hostile.dat': no data connection within 5.0 s of the ACCEPT" },
+	{ "get-join-not-a-join", x_bad_join, 101,
+	  "the client disconnected after 0 of 16384 bytes" },
 	{ NULL, NULL, 0, NULL },
 };

@@ -200,7 +200,9 @@ static int iso_post(struct hc *h, enum ibv_wr_opcode op, uint64_t raddr, uint32_
 {
 	uint64_t id = WR_TX + h->next_tx++;
 
-	return rc_post_rdma(&h->c, op, h->tx, ISO_DATA, X_CHUNK, raddr, rkey, imm, id, true);
+	/* A READ on the data connection, once joined (03's get). */
+	return rc_post_rdma(hc_conn_for(h, op), op, h->tx, ISO_DATA, X_CHUNK, raddr, rkey, imm, id,
+			    true);
 }
 
 /* The next message from the server, decoded, of type `type`. 0 or -1. */
@@ -347,9 +349,17 @@ static bool iso_attack(struct hc *a, uint8_t op, enum ibv_wr_opcode wr,
 {
 	enum ibv_wc_status st = IBV_WC_GENERAL_ERR;
 
+	struct xfer_accept own;
+
 	*what = "not attempted";
 	if (x_connect(a, op)) {
 		note(a, "%s", "A could not connect");
+		return false;
+	}
+	/* A get's READs go on its data connection: A opens its own, on its
+	 * own session's PD, and READs B's ring from there. */
+	if (op == XFER_GET && (x_request(a, a->e->file, 0, &own) || x_join(a, &own, NULL))) {
+		note(a, "%s", "A could not open its data connection");
 		return false;
 	}
 	memset((uint8_t *)a->tx->addr + ISO_DATA, 'A', X_CHUNK);
@@ -388,7 +398,8 @@ static int x_isolation(struct hc *h, int arg)
 
 	(void)arg;
 	if (x_connect(&b1, XFER_GET) || x_request(&b1, h->e->file, 0, &acc1) ||
-	    x_connect(&b2, XFER_PUT) || x_request(&b2, "isolation-put", sizeof(data), &acc2)) {
+	    x_join(&b1, &acc1, NULL) || x_connect(&b2, XFER_PUT) ||
+	    x_request(&b2, "isolation-put", sizeof(data), &acc2)) {
 		note(h, "B could not start: %s | %s", b1.got, b2.got);
 		goto out;
 	}
@@ -409,9 +420,9 @@ static int x_isolation(struct hc *h, int arg)
 	b_ok = true;
 	h->refused = read_refused && write_refused && b_ok;
 out:
-	rc_conn_destroy(&a2.c);
-	rc_conn_destroy(&b2.c);
-	rc_conn_destroy(&b1.c);
+	hc_destroy(&a2);
+	hc_destroy(&b2);
+	hc_destroy(&b1);
 	return 0;
 }
 

@@ -141,10 +141,25 @@ int hc_send(struct hc *h, size_t off, size_t len)
 	return rc_post_send(&h->c, h->tx, off, len, WR_TX + h->next_tx++, true);
 }
 
+struct rc_conn *hc_conn_for(struct hc *h, enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_RDMA_READ && h->joined ? &h->data : &h->c;
+}
+
+void hc_destroy(struct hc *h)
+{
+	/* The data QP is on the first connection's PD and CQ: it goes first. */
+	rc_conn_destroy(&h->data);
+	rc_conn_destroy(&h->c);
+}
+
 int hc_rdma(struct hc *h, enum ibv_wr_opcode op, size_t len, uint64_t raddr, uint32_t rkey,
 	    uint32_t imm)
 {
-	return rc_post_rdma(&h->c, op, h->tx, 0, len, raddr, rkey, imm, WR_TX + h->next_tx++, true);
+	struct rc_conn *c = hc_conn_for(h, op);
+	int ret = rc_post_rdma(c, op, h->tx, 0, len, raddr, rkey, imm, WR_TX + h->next_tx++, true);
+
+	return ret && c != &h->c ? rc_fail(&h->c.log, -ret, "%s", c->log.err) : ret;
 }
 
 /* A failed completion or a lost connection: remember it. */
@@ -413,7 +428,7 @@ static int run_case(const struct env *e, const struct kase *k, const char *expec
 	if (ret && !h.connected && !h.refused && !h.got[0]) {
 		/* Could not even reach the server: not the server's fault. */
 		printf("case %s: could not connect: %s\n", k->name, h.c.log.err);
-		rc_conn_destroy(&h.c);
+		hc_destroy(&h);
 		return -1;
 	}
 	if (ret)
@@ -422,7 +437,7 @@ static int run_case(const struct env *e, const struct kase *k, const char *expec
 	if (expect)
 		printf("expect %u %s\n", h.port, expect);
 	*failed += !h.refused;
-	rc_conn_destroy(&h.c);
+	hc_destroy(&h);
 	return 0;
 }
 

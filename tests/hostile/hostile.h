@@ -58,7 +58,10 @@ struct hc {
 	uint8_t nonce[XFER_NONCE_LEN];
 	bool secret_required;
 	bool accepted; /* the server sent an ACCEPT (advertised its ring) */
-	bool pending;  /* last holds a message hc_recv has not handed out yet */
+	/* 03's get: the data connection (x_join), whose QP takes our READs. */
+	struct rc_conn data;
+	bool joined;
+	bool pending; /* last holds a message hc_recv has not handed out yet */
 };
 
 struct kase {
@@ -87,6 +90,11 @@ int hc_prepare(struct hc *h);
 /* hc_prepare, then connect with priv. 0 when
  * connected, 1 when the server rejected us (noted), or a negative errno. */
 int hc_connect(struct hc *h, const void *priv, uint8_t priv_len, uint8_t initiator_depth);
+/* The QP a work request goes on: a READ on the data connection once we
+ * joined (03's get), everything else on the first. */
+struct rc_conn *hc_conn_for(struct hc *h, enum ibv_wr_opcode op);
+/* Destroy the data connection (if any), then the first. */
+void hc_destroy(struct hc *h);
 /* SEND len bytes of tx from offset off (signalled). */
 int hc_send(struct hc *h, size_t off, size_t len);
 /* A one-sided operation from tx offset 0 (signalled). */
@@ -123,6 +131,10 @@ void x_make_request(struct hc *h, struct xfer_msg *m, const char *name, uint64_t
 int x_send_request(struct hc *h, const struct xfer_msg *m, struct xfer_accept *acc);
 /* A valid REQUEST (with a proof when we have --secret), then ACCEPT. */
 int x_request(struct hc *h, const char *name, uint64_t size, struct xfer_accept *acc);
+/* 03's get: open the data connection to the ACCEPT's data_port with a
+ * JOIN carrying token (NULL: the ACCEPT's), on our PD and CQ. 0 joined,
+ * 1 rejected (noted: "JOIN rejected: REASON"), or a negative errno. */
+int x_join(struct hc *h, const struct xfer_accept *acc, const uint8_t *token);
 
 /* 02 (and 04, which speaks 02's protocol): connect with hello (initiator
  * depth 4) and take the BUF into b: 0, 1 (refused or noted) or a negative

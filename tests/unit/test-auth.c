@@ -122,6 +122,25 @@ static void nonces_are_fresh(void **state)
 
 /* The algorithm is HMAC-SHA512-256 with a key of any length: RFC 4231's
  * test case 2 (a 4-byte key), HMAC-SHA-512 truncated to 256 bits. */
+/* A get's token: fresh each time, and compared bit for bit. */
+static void tokens_are_fresh_and_exact(void **state)
+{
+	uint8_t a[XFER_TOKEN_LEN], b[XFER_TOKEN_LEN];
+
+	(void)state;
+	assert_int_equal(xfer_token_new(a), 0);
+	assert_int_equal(xfer_token_new(b), 0);
+	assert_memory_not_equal(a, b, XFER_TOKEN_LEN);
+	assert_true(xfer_token_equal(a, a));
+	assert_false(xfer_token_equal(a, b));
+	memcpy(b, a, XFER_TOKEN_LEN);
+	b[XFER_TOKEN_LEN - 1] ^= 0x80; /* the last bit counts too */
+	assert_false(xfer_token_equal(a, b));
+	b[XFER_TOKEN_LEN - 1] ^= 0x80;
+	b[0] ^= 1;
+	assert_false(xfer_token_equal(a, b));
+}
+
 static void mac_is_hmac_sha512_256(void **state)
 {
 	static const uint8_t want[32] = { 0x16, 0x4b, 0x7a, 0x7b, 0xfc, 0xf8, 0x19, 0xe2,
@@ -245,6 +264,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(key_file_checks, tmp_setup, tmp_teardown),
 		cmocka_unit_test(nonces_are_fresh),
+		cmocka_unit_test(tokens_are_fresh_and_exact),
 		cmocka_unit_test(mac_is_hmac_sha512_256),
 		cmocka_unit_test(proof_covers_key_nonce_hello_and_request),
 	};

@@ -603,46 +603,6 @@ static void first_flush_names_cause_and_link(void **state)
 	fake_port_remove(&f);
 }
 
-/*
- * A READ whose data differs (03's chunk hash): the rdma_rxe bug is named
- * only on Soft-RoCE, only on the kernels its reproducer showed it on
- * (6.12 and 7.3, not 6.1), and only when the port saw a peer's packets go
- * astray.
- */
-static void read_data_names_the_rxe_bug_only_where_shown(void **state)
-{
-	const char *mine = "chunk 3 differs";
-	struct rc_conn c;
-	struct fake_port f;
-
-	(void)state;
-	lossy_conn(&c, &f);
-	rc_fail(&c.log, EIO, "%s", mine);
-	rc_read_data_note(&c, true, 7, 3); /* the counters have not moved yet */
-	assert_string_equal(c.log.err, mine);
-	fake_counter(&f, "rcvd_seq_err", 12);
-	rc_read_data_note(&c, false, 7, 3); /* a NIC */
-	assert_string_equal(c.log.err, mine);
-	rc_read_data_note(&c, true, 6, 1); /* not shown on 6.1 */
-	assert_string_equal(c.log.err, mine);
-	rc_read_data_note(&c, true, 6, 12);
-	assert_non_null(strstr(c.log.err, "; Soft-RoCE on Linux 6.12 can complete a READ"));
-	rc_fail(&c.log, EIO, "%s", mine);
-	rc_read_data_note(&c, true, 7, 3);
-	assert_string_equal(
-		c.log.err,
-		"chunk 3 differs; Soft-RoCE on Linux 7.3 can complete a READ with data missing "
-		"when READs and SENDs share a QP and packets are lost or reordered: a known "
-		"rdma_rxe bug (see docs/kernels.md); and during this connection the port counted 5 "
-		"packets from a peer out of order, resent or NAKed: a lossy or reordering link (on "
-		"RoCE check PFC/ECN), or a responder slower than the ACK timeout");
-	/* Without a device to ask (no cm_id), nothing is claimed. */
-	rc_fail(&c.log, EIO, "%s", mine);
-	rc_read_data_explain(&c);
-	assert_string_equal(c.log.err, mine);
-	fake_port_remove(&f);
-}
-
 /* The hooks rc-counters.c gives rc_next_wc are its functions. */
 static void counters_hooks(void **state)
 {
@@ -674,7 +634,6 @@ int main(void)
 		cmocka_unit_test(next_wc_ends_when_quiet),
 		cmocka_unit_test(retries_exhausted_names_a_lossy_link),
 		cmocka_unit_test(first_flush_names_cause_and_link),
-		cmocka_unit_test(read_data_names_the_rxe_bug_only_where_shown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,8 +41,8 @@ static void timeline_spans_and_waits(void **state)
 	assert_int_equal(tl.inflight_area, 4 * (tl.last_ns - tl.first_ns));
 	t = xfer_tl_now(&tl);
 	assert_true(t >= tl.last_ns);
-	xfer_tl_waited(&tl, XFER_WAIT_ACKS, t);
-	assert_int_equal(tl.waits[XFER_WAIT_ACKS], 1);
+	xfer_tl_waited(&tl, XFER_WAIT_DISK, t);
+	assert_int_equal(tl.waits[XFER_WAIT_DISK], 1);
 
 	/* The format, from figures set by hand: 1 ms before, 2 MiB in
 	 * 1 s of data with 8 of 16 in flight on average, 3 ms after. */
@@ -60,8 +60,7 @@ static void timeline_spans_and_waits(void **state)
 	assert_string_equal(line,
 			    "timeline: 1.0 ms before the first data, data 1000.0 ms (2.0 MiB/s, "
 			    "8.0 of 16 in flight on average), 3.0 ms after; blocked: link "
-			    "900.0 ms (12), peer 50.0 ms (2), disk 0.0 ms (0), ACKs 0.0 ms (0), "
-			    "end 0.0 ms (0)");
+			    "900.0 ms (12), peer 50.0 ms (2), disk 0.0 ms (0), end 0.0 ms (0)");
 	/* The passive side (depth 0) has no in-flight figure; a short
 	 * buffer is cut, never overrun. */
 	xfer_tl_format(&tl, 2 * 1048576, 0, line, sizeof(line));

@@ -96,22 +96,26 @@ static void hello_rejects_bad(void **state)
 	xfer_hello_pack(priv, &h);
 	priv[17] = 0;
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EPROTO);
-	assert_non_null(strstr(err, "03 protocol version 1, this server version 4"));
+	assert_non_null(strstr(err, "03 protocol version 1, this server version 5"));
 	assert_true(strlen(err) <= XFER_REJECT_MAX);
 	/* Version 2 (one XXH3 stream, no chunk digests) is refused too,
 	 * with both versions named. */
 	priv[17] = 2;
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EPROTO);
-	assert_string_equal(err, "the client speaks 03 protocol version 2, this server version 4: "
+	assert_string_equal(err, "the client speaks 03 protocol version 2, this server version 5: "
 				 "use rdma-client and rdma-server of one release");
 	/* Version 3 (the client READ the ring slot; no addr/rkey in a
-	 * CHUNK) and a newer one: refused, both named. */
+	 * CHUNK), version 4 (the get's READs on the one connection) and a
+	 * newer one: refused, both named. */
 	priv[17] = 3;
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EPROTO);
-	assert_non_null(strstr(err, "version 3, this server version 4"));
-	priv[17] = 5;
+	assert_non_null(strstr(err, "version 3, this server version 5"));
+	priv[17] = 4;
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EPROTO);
-	assert_non_null(strstr(err, "version 5, this server version 4"));
+	assert_non_null(strstr(err, "version 4, this server version 5"));
+	priv[17] = 6;
+	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EPROTO);
+	assert_non_null(strstr(err, "version 6, this server version 5"));
 	/* Another type where HELLO belongs (01's HELLO is 0x10). */
 	xfer_hello_pack(priv, &h);
 	priv[5] = 0x10;
@@ -214,6 +218,36 @@ static void challenge_round_trip(void **state)
 	assert_string_equal(xfer_type_str(XFER_T_CHALLENGE), "CHALLENGE");
 }
 
+/* A get's data connection: the JOIN carries the token, and nothing
+ * else passes for one. */
+static void join_round_trip_and_refusals(void **state)
+{
+	uint8_t priv[XFER_JOIN_LEN], hello[XFER_HELLO_LEN], token[XFER_TOKEN_LEN],
+		out[XFER_TOKEN_LEN];
+	struct xfer_hello h = {
+		.op = XFER_GET, .version = XFER_PROTO_VERSION, .depth = 4, .chunk = 4096
+	};
+	char err[200];
+	int i;
+
+	(void)state;
+	for (i = 0; i < XFER_TOKEN_LEN; i++)
+		token[i] = (uint8_t)(7 * i + 1);
+	assert_int_equal(xfer_join_pack(priv, token), XFER_JOIN_LEN);
+	assert_int_equal(xfer_join_unpack(priv, sizeof(priv), out, err, sizeof(err)), 0);
+	assert_memory_equal(out, token, XFER_TOKEN_LEN);
+	/* Cut short, or a HELLO where the JOIN belongs. */
+	assert_int_equal(xfer_join_unpack(priv, sizeof(priv) - 1, out, err, sizeof(err)), -EBADMSG);
+	xfer_hello_pack(hello, &h);
+	assert_int_equal(xfer_join_unpack(hello, sizeof(hello), out, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "expected a JOIN of 16 bytes, got type 0x30"));
+	/* A JOIN where the HELLO belongs: refused as well. */
+	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &h, err, sizeof(err)), -EBADMSG);
+	/* Sequence number other than 0. */
+	priv[15] = 1;
+	assert_int_equal(xfer_join_unpack(priv, sizeof(priv), out, err, sizeof(err)), -EBADMSG);
+}
+
 static void other_messages_round_trip(void **state)
 {
 	struct xfer_msg m, out;
@@ -227,7 +261,12 @@ static void other_messages_round_trip(void **state)
 						  .len = 16u << 20 };
 	m.u.accept.rd_depth = 16;
 	m.u.accept.flags = XFER_ACC_F_ZEROCOPY | XFER_ACC_F_INPLACE;
+	m.u.accept.data_port = 0xbeef;
+	for (i = 0; i < XFER_TOKEN_LEN; i++)
+		m.u.accept.token[i] = (uint8_t)(0xa0 + i);
 	assert_int_equal(round_trip(&m, 0, &out), 16 + XFER_ACCEPT_BODY);
+	assert_int_equal(out.u.accept.data_port, 0xbeef);
+	assert_memory_equal(out.u.accept.token, m.u.accept.token, XFER_TOKEN_LEN);
 	assert_true(out.u.accept.size == 5 * GiB + 3);
 	assert_true(out.u.accept.ring.addr == 0x7f0012345000ull);
 	assert_int_equal(out.u.accept.ring.rkey, 0xabcd);
@@ -369,7 +408,9 @@ static void malformed_messages_rejected(void **state)
 	expect_bad(&m, 0, 16 + 8 + 4, 'x', "malformed ERROR"); /* byte after text */
 
 	m = (struct xfer_msg){ .type = XFER_T_ACCEPT };
-	expect_bad(&m, 0, 16 + 29, 1, "padding");
+	expect_bad(&m, 0, 16 + 31, 1, "padding");
+	/* Version 4's ACCEPT (32 body bytes, no data_port or token). */
+	expect_bad(&m, (size_t)-16, 11, 0x20, "ACCEPT of 32 body bytes, expected 48");
 	expect_bad(&m, 0, 16 + 27, 4, "unknown flags");
 	expect_bad(&m, 0, 16 + 0, 0x80, "too large");
 	m = (struct xfer_msg){ .type = XFER_T_CHUNK };
@@ -379,9 +420,10 @@ static void malformed_messages_rejected(void **state)
 	expect_bad(&m, 0, 16 + 0, 0xff, "too large");
 	m = (struct xfer_msg){ .type = XFER_T_CHALLENGE };
 	m.u.challenge.version = XFER_PROTO_VERSION;
-	expect_bad(&m, 0, 16 + 1, 1, "version 1, expected 4");
-	expect_bad(&m, 0, 16 + 1, 2, "version 2, expected 4");
-	expect_bad(&m, 0, 16 + 1, 3, "version 3, expected 4");
+	expect_bad(&m, 0, 16 + 1, 1, "version 1, expected 5");
+	expect_bad(&m, 0, 16 + 1, 2, "version 2, expected 5");
+	expect_bad(&m, 0, 16 + 1, 3, "version 3, expected 5");
+	expect_bad(&m, 0, 16 + 1, 4, "version 4, expected 5");
 	expect_bad(&m, 0, 16 + 3, 2, "unknown flags");
 	expect_bad(&m, 0, 16 + 6, 1, "padding");
 	/* Version 1's REQUEST (272 body bytes) is not a REQUEST any more. */
@@ -926,6 +968,7 @@ int main(void)
 		cmocka_unit_test(hello_round_trip_with_padding),
 		cmocka_unit_test(hello_rejects_bad),
 		cmocka_unit_test(request_round_trip),
+		cmocka_unit_test(join_round_trip_and_refusals),
 		cmocka_unit_test(other_messages_round_trip),
 		cmocka_unit_test(challenge_round_trip),
 		cmocka_unit_test(malformed_messages_rejected),
