@@ -305,6 +305,15 @@ wait:
 	return hc_expect_dropped(h, ret);
 }
 
+/* Connect for a get and REQUEST --file: 0 with the ACCEPT in acc, 1
+ * (refused or noted) or a negative errno. */
+static int x_start_get(struct hc *h, struct xfer_accept *acc)
+{
+	int ret = x_connect(h, XFER_GET);
+
+	return ret ? ret : x_request(h, h->e->file, 0, acc);
+}
+
 /* A get that goes wrong: the server announces X_GET_CHUNKS chunks. */
 static int x_bad_get(struct hc *h, int arg)
 {
@@ -317,11 +326,9 @@ static int x_bad_get(struct hc *h, int arg)
 	char err[200];
 	int ret;
 
-	ret = x_connect(h, XFER_GET);
+	ret = x_start_get(h, &acc);
 	if (ret)
 		return ret < 0 ? ret : 0;
-	if (x_request(h, h->e->file, 0, &acc))
-		return 0;
 	if (acc.size != X_GET_CHUNKS * X_CHUNK) {
 		note(h, "--file must have %u bytes on the server, it has %" PRIu64,
 		     X_GET_CHUNKS * X_CHUNK, acc.size);
@@ -411,11 +418,9 @@ static int x_bad_join(struct hc *h, int arg)
 	struct hc other = { .e = h->e };
 	int ret;
 
-	ret = x_connect(h, XFER_GET);
+	ret = x_start_get(h, &acc);
 	if (ret)
 		return ret < 0 ? ret : 0;
-	if (x_request(h, h->e->file, 0, &acc))
-		return 0;
 	if (arg == 100) {
 		memcpy(token, acc.token, XFER_TOKEN_LEN);
 		token[0] ^= 1;
