@@ -57,6 +57,18 @@ static int post_chunk_read(struct client *cl, uint64_t seq)
 	return ret ? rc_fail(&cl->conn.log, -ret, "%s", cl->data.log.err) : 0;
 }
 
+/* A READ failed (its completion's status in log.err): which chunk, on
+ * which connection. The server learns it from our ERROR. */
+static int read_failed(struct client *cl, uint64_t seq)
+{
+	char why[RC_ERR_LEN];
+
+	snprintf(why, sizeof(why), "%s", cl->conn.log.err);
+	return give_up(cl, EIO,
+		       "the RDMA READ of chunk %" PRIu64 " on the data connection failed: %s", seq,
+		       why);
+}
+
 /* The chunk is in the file and matched the CHUNK's digest: give its slot
  * back to the server, with our digest of it. */
 static int send_credit(struct client *cl, uint64_t seq)
@@ -175,6 +187,8 @@ static int get_loop(struct client *cl)
 		xfer_tl_waited(&cl->tl, get_waits_for(cl, posted, done, stored), since);
 		if (ret == -EAGAIN)
 			continue; /* the disk thread wrote a chunk */
+		if (ret == -EIO && wc.qp_num == cl->data.qp->qp_num)
+			return read_failed(cl, done);
 		if (ret)
 			return ret;
 		if (wc.opcode == IBV_WC_RDMA_READ && wc.wr_id == done % cl->opt.depth &&
@@ -219,13 +233,15 @@ static int connect_data(struct client *cl)
 		.max_send_wr = cl->rd_depth, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1
 	};
 	uint8_t priv[XFER_JOIN_LEN];
-	char port[8];
 	int ret;
 
 	rc_conn_init(&cl->data, "client data", cl->opt.rc.verbose, cl->opt.rc.timeout_ms, -1);
-	snprintf(port, sizeof(port), "%u", cl->data_port);
-	/* The same host: the same device, so one PD serves both QPs. */
-	ret = rc_client_resolve(&cl->data, cl->opt.host, port);
+	/* --ack-timeout and --retry-count: the READs' QP above all. */
+	cl->data.ack_timeout = cl->conn.ack_timeout;
+	cl->data.retry_count = cl->conn.retry_count;
+	/* From and to the first connection's addresses: the same device, so
+	 * one PD serves both QPs, and the server sees the same host. */
+	ret = rc_client_resolve_beside(&cl->data, &cl->conn, cl->data_port);
 	if (!ret)
 		ret = rc_create_qp_beside(&cl->data, &cl->conn, &cap);
 	xfer_join_pack(priv, cl->token);

@@ -218,8 +218,10 @@ static int register_ring(struct client *cl)
 int setup(struct client *cl, bool *usage)
 {
 	unsigned depth = cl->opt.depth;
-	/* Sends: up to DEPTH data operations (WRITEs or READs) plus our
-	 * control messages. Receives: see XFER_RECVS. */
+	/* Sends: up to DEPTH data operations plus our control messages: a
+	 * put's WRITEs go on this QP; a get's READs go on its data
+	 * connection's, whose completions come to this CQ, sized from this
+	 * cap. Receives: see XFER_RECVS. */
 	struct ibv_qp_cap cap = { .max_send_wr = depth + XFER_RECVS(depth),
 				  .max_recv_wr = XFER_RECVS(depth),
 				  .max_send_sge = 1,

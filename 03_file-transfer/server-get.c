@@ -100,6 +100,9 @@ static int take_join(struct session *s, const struct rc_cm_info *info)
 	/* "server conn 3 data": its trace lines name the session. */
 	snprintf(name, sizeof(name), "%.40s data", s->c->log.name);
 	rc_conn_init(&s->data, name, s->c->log.verbose, s->c->timeout_ms, s->c->cancel_fd);
+	/* --ack-timeout, as the first connection's. */
+	s->data.ack_timeout = s->c->ack_timeout;
+	s->data.retry_count = s->c->retry_count;
 	/* Its own channel: the listener closes once it is taken. */
 	ret = rc_take_request(&s->data, info, true);
 	if (!ret)
@@ -113,6 +116,22 @@ static int take_join(struct session *s, const struct rc_cm_info *info)
 		return ret;
 	}
 	return rc_accept(&s->data, 0, s->rd_depth);
+}
+
+/* The client left while we waited for its JOIN: did it say why (an ERROR
+ * sent before it disconnected, e.g. its data connection failed)? */
+static int client_left(struct session *s, int ret)
+{
+	struct xfer_msg m;
+	struct ibv_wc wc;
+
+	/* After DISCONNECTED this polls what is left, without waiting. */
+	if (xfer_ctl_next(&s->ctl, &wc) == 0 && xfer_ctl_is_recv(&s->ctl, &wc) &&
+	    wc.opcode == IBV_WC_RECV && xfer_ctl_take(&s->ctl, &wc, &m) == 0 &&
+	    m.type == XFER_T_ERROR)
+		return rc_fail(&s->c->log, ECONNABORTED, "get %s: the client gave up: %s", s->qname,
+			       m.u.error.text);
+	return lost_client(s, ret, 0);
 }
 
 /* One event on the control connection while we wait for the JOIN: the
@@ -159,7 +178,7 @@ static int join_data_connection(struct session *s)
 		if (i == 1) {
 			ret = control_event(s);
 			if (ret)
-				return lost_client(s, ret, 0);
+				return client_left(s, ret);
 			continue;
 		}
 		ret = rc_take_cm_event(s->data_l.channel, &info, &id, &s->c->log);

@@ -87,6 +87,10 @@ static int setup(struct session *s)
 	char why[256];
 	int access, ret;
 
+	/* get: the CQ, sized from this cap, also takes the data connection's
+	 * one receive (server-get.c). */
+	if (s->hello.op == XFER_GET)
+		cap.max_recv_wr++;
 	ret = rc_create_qp(c, &cap);
 	if (ret)
 		return reject_setup(c, ret, "the server could not create a QP");
@@ -98,7 +102,8 @@ static int setup(struct session *s)
 	}
 	/*
 	 * The only memory the client may touch, and only through this
-	 * connection's QP (the rkey belongs to this connection's PD):
+	 * session's QPs (the rkey belongs to this connection's PD, which a
+	 * get's data connection shares):
 	 * put: REMOTE_WRITE (which needs LOCAL_WRITE too); get: REMOTE_READ,
 	 * filled by our own pread, which needs no flag at all.
 	 */

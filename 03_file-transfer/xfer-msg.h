@@ -56,7 +56,7 @@ enum xfer_type {
 	XFER_T_CHALLENGE = 0x38, /* server: the nonce a --secret proof must cover */
 	/* private data of a get's second rdma_connect, to the ACCEPT's
 	 * data_port: the READs get a QP of their own, so no SEND is ever
-	 * queued with them (Soft-RoCE on Linux 6.12 and 7.x fails a QP that
+	 * queued with them (Soft-RoCE on Linux 6.12 and 7.3 fails a QP that
 	 * mixes READs and SENDs when packets are lost: docs/kernels.md,
 	 * rxe-read-send), and no CREDIT waits behind a READ (an RC send queue
 	 * completes in order). */

@@ -78,8 +78,9 @@ int rc_wait_timed_out(struct rc_conn *c, struct rc_cq_wait *w);
  * polled in the same batch behind the flush is named instead. Retries
  * exhausted while the port counted packets from a peer out of order,
  * resent or NAKed during this connection: a lossy or reordering link, not
- * only a silent peer. A completion of a QP beside c's (rc_create_qp_beside)
- * gets no words here: its owner knows what that QP is for.
+ * only a silent peer. A first flush of a QP beside c's
+ * (rc_create_qp_beside) is worded as on a NIC, never as the bug: that
+ * needs READs and SENDs on one QP, which such a pair keeps apart.
  */
 void rc_wc_explain(struct rc_conn *c, const struct ibv_wc *wc);
 /* rc_next_wc, when the peer disconnected: -ECONNRESET, c->log.err saying

@@ -327,6 +327,10 @@ void rc_conn_init(struct rc_conn *c, const char *name, bool verbose, int timeout
 
 /* Client: rdma_getaddrinfo, then resolve address and route (waits). */
 int rc_client_resolve(struct rc_conn *c, const char *host, const char *port);
+/* Client: a second connection to the same server, at another port: from
+ * and to the addresses `first` connected (its device, its path), then
+ * resolve address and route (waits). */
+int rc_client_resolve_beside(struct rc_conn *c, const struct rc_conn *first, uint16_t port);
 
 /* Both: PD + completion channel + CQ sized for `cap`, then the RC QP. On a
  * shared device instead: rc_create_qp_on (rdma-device.h). */

@@ -37,32 +37,30 @@ int rc_create_cm_channel(struct rc_log *log, struct rdma_event_channel **ch)
 	return 0;
 }
 
-int rc_client_resolve(struct rc_conn *c, const char *host, const char *port)
+/* The cm_id and its own channel, for a client. */
+static int create_client_id(struct rc_conn *c)
 {
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
-	struct rdma_addrinfo *res = NULL;
-	int ret;
+	int ret = rc_create_cm_channel(&c->log, &c->cm_channel);
 
-	ret = rc_create_cm_channel(&c->log, &c->cm_channel);
 	if (ret)
 		return ret;
 	/* RDMA_PS_TCP: reliable connected service, ports like TCP's. */
 	if (rdma_create_id(c->cm_channel, &c->id, c, RDMA_PS_TCP))
 		return rc_fail(&c->log, errno, "rdma_create_id: %s", strerror(errno));
+	return 0;
+}
 
-	/* rdma_getaddrinfo takes IPv4, IPv6 and host names alike. */
-	ret = rdma_getaddrinfo(host, port, &hints, &res);
-	if (ret)
-		return rc_fail(&c->log, ret == -1 ? errno : EHOSTUNREACH,
-			       "cannot resolve '%s' port %s: %s; hint: use the server's IP address "
-			       "on its RDMA netdev",
-			       host, port, ret == -1 ? strerror(errno) : gai_strerror(ret));
-	rc_format_addr(res->ai_dst_addr, c->peer, sizeof(c->peer));
+/* Address, then route, from src (NULL: the kernel's choice) to dst. */
+static int resolve(struct rc_conn *c, const struct sockaddr *src, const struct sockaddr *dst)
+{
+	int ret;
 
-	/* Find the local RDMA device that reaches this IP address (errno kept
-	 * before rdma_freeaddrinfo, which may change it). */
-	ret = rdma_resolve_addr(c->id, NULL, res->ai_dst_addr, c->timeout_ms) ? errno : 0;
-	rdma_freeaddrinfo(res);
+	rc_format_addr(dst, c->peer, sizeof(c->peer));
+	/* Find the local RDMA device that reaches this IP address. */
+	ret = rdma_resolve_addr(c->id, (struct sockaddr *)src, (struct sockaddr *)dst,
+				c->timeout_ms)
+		      ? errno
+		      : 0;
 	if (ret)
 		return rc_fail(&c->log, ret, "rdma_resolve_addr(%s): %s; hint: %s", c->peer,
 			       strerror(ret), rc_call_hint("rdma_resolve_addr", ret));
@@ -74,6 +72,54 @@ int rc_client_resolve(struct rc_conn *c, const char *host, const char *port)
 	if (rdma_resolve_route(c->id, c->timeout_ms))
 		return rc_fail_call(&c->log, "rdma_resolve_route", errno, NULL);
 	return rc_conn_wait_cm_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED, "resolving the route", NULL);
+}
+
+int rc_client_resolve(struct rc_conn *c, const char *host, const char *port)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
+	struct rdma_addrinfo *res = NULL;
+	struct sockaddr_storage dst;
+	int ret;
+
+	ret = create_client_id(c);
+	if (ret)
+		return ret;
+	/* rdma_getaddrinfo takes IPv4, IPv6 and host names alike. */
+	ret = rdma_getaddrinfo(host, port, &hints, &res);
+	if (ret)
+		return rc_fail(&c->log, ret == -1 ? errno : EHOSTUNREACH,
+			       "cannot resolve '%s' port %s: %s; hint: use the server's IP address "
+			       "on its RDMA netdev",
+			       host, port, ret == -1 ? strerror(errno) : gai_strerror(ret));
+	memset(&dst, 0, sizeof(dst));
+	memcpy(&dst, res->ai_dst_addr,
+	       res->ai_dst_len < sizeof(dst) ? res->ai_dst_len : sizeof(dst));
+	rdma_freeaddrinfo(res);
+	return resolve(c, NULL, (struct sockaddr *)&dst);
+}
+
+int rc_client_resolve_beside(struct rc_conn *c, const struct rc_conn *first, uint16_t port)
+{
+	struct sockaddr_storage src, dst;
+	int ret;
+
+	if (!first->id)
+		return rc_fail(&c->log, EINVAL, "%s",
+			       "rc_client_resolve_beside: the first connection has no cm_id yet");
+	ret = create_client_id(c);
+	if (ret)
+		return ret;
+	/* The first connection's two ends: the same device and path. */
+	memcpy(&src, rdma_get_local_addr(first->id), sizeof(src));
+	memcpy(&dst, rdma_get_peer_addr(first->id), sizeof(dst));
+	if (dst.ss_family == AF_INET6) {
+		((struct sockaddr_in6 *)&src)->sin6_port = 0;
+		((struct sockaddr_in6 *)&dst)->sin6_port = htons(port);
+	} else {
+		((struct sockaddr_in *)&src)->sin_port = 0;
+		((struct sockaddr_in *)&dst)->sin_port = htons(port);
+	}
+	return resolve(c, (struct sockaddr *)&src, (struct sockaddr *)&dst);
 }
 
 /* PD, completion channel and CQ for this connection's device. */
@@ -142,15 +188,19 @@ int rc_create_qp_beside(struct rc_conn *c, struct rc_conn *owner, const struct i
 {
 	struct ibv_qp_init_attr attr = { .qp_type = IBV_QPT_RC, .cap = *cap };
 
+	if (!c->id || !owner->qp)
+		return rc_fail(&c->log, EINVAL, "%s",
+			       "rc_create_qp_beside: resolve this connection and create the "
+			       "owner's QP first");
 	/* A PD belongs to one device: the second id must have resolved to
 	 * the owner's. */
-	if (!c->id || !owner->qp || c->id->verbs != owner->dev.verbs)
-		return rc_fail(
-			&c->log, EXDEV,
-			"the second connection is on device %s, the first on %s; hint: "
-			"connect both to the same address",
-			c->id && c->id->verbs ? ibv_get_device_name(c->id->verbs->device) : "?",
-			owner->dev.verbs ? ibv_get_device_name(owner->dev.verbs->device) : "?");
+	if (c->id->verbs != owner->dev.verbs)
+		return rc_fail(&c->log, EXDEV,
+			       "the second connection is on device %s, the first on %s; hint: "
+			       "connect both to the same address",
+			       c->id->verbs ? ibv_get_device_name(c->id->verbs->device) : "?",
+			       owner->dev.verbs ? ibv_get_device_name(owner->dev.verbs->device)
+						: "?");
 	c->owner = owner;
 	c->dev = owner->dev;
 	attr.send_cq = c->dev.cq;

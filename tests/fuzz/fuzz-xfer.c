@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: 03's decoders and the checks a receiver applies to
- * what the peer claims: HELLO, every control message (CHALLENGE and the
+ * what the peer claims: HELLO and JOIN, every control message (CHALLENGE and the
  * REQUEST's proof field included), the immediate of a
  * put chunk, CHUNK and CREDIT against the transfer's state, file names,
  * and the server's limits. Any input must be either rejected or decoded
@@ -74,13 +74,29 @@ static void get_state(const uint8_t *p, struct state *st)
 	st->want = p[14] == 0xff ? rd64(p + 6) : p[14] % (n + 1);
 }
 
-/* 0: HELLO from connect private data. */
+/* 0, too: a get's JOIN from the data connection's private data. */
+static void fuzz_join(const uint8_t *msg, size_t len)
+{
+	uint8_t token[XFER_TOKEN_LEN], again[XFER_JOIN_LEN];
+	char err[200];
+
+	if (xfer_join_unpack(msg, len, token, err, sizeof(err))) {
+		check_err(err, sizeof(err));
+		return;
+	}
+	CHECK(len >= XFER_JOIN_LEN);
+	CHECK(xfer_join_pack(again, token) == XFER_JOIN_LEN);
+	CHECK(memcmp(again, msg, XFER_JOIN_LEN) == 0);
+}
+
+/* 0: HELLO (and JOIN) from connect private data. */
 static void fuzz_hello(const uint8_t *msg, size_t len)
 {
 	uint8_t again[XFER_HELLO_LEN];
 	struct xfer_hello h;
 	char err[200];
 
+	fuzz_join(msg, len);
 	if (xfer_hello_unpack(msg, len, &h, err, sizeof(err))) {
 		check_err(err, sizeof(err));
 		return;

@@ -118,7 +118,7 @@ write("fuzz-rw", "pieces-small", rw(4, struct.pack("<II", 10, 3)))
 MiB = 1 << 20
 
 
-def x_hello(op, depth, chunk, version=2):
+def x_hello(op, depth, chunk, version=5):
     return (msg(0x30, struct.pack(">BBHI", op, version, depth, chunk)) + bytes(56))[:56]
 
 
@@ -167,13 +167,17 @@ write("fuzz-xfer", "request-truncated", x_msg(0x31, x_request(5, 0, b"f"))[:100]
 write("fuzz-xfer", "request-proof", x_msg(0x31, x_request(0, 2, b"f", proof=bytes(range(1, 33)))))
 write("fuzz-xfer", "request-proof-no-flag", x_msg(0x31, x_request(0, 0, b"f", proof=b"\1" * 32)))
 write("fuzz-xfer", "request-version-1", x_msg(0x31, x_request(5, 0, b"f")[:272]))
-write("fuzz-xfer", "challenge", x_msg(0x38, x_challenge(2, 1)))
-write("fuzz-xfer", "challenge-open", x_msg(0x38, x_challenge(2, 0), seq=0))
+write("fuzz-xfer", "challenge", x_msg(0x38, x_challenge(5, 1)))
+write("fuzz-xfer", "challenge-open", x_msg(0x38, x_challenge(5, 0), seq=0))
 write("fuzz-xfer", "challenge-version-3", x_msg(0x38, x_challenge(3, 1)))
-write("fuzz-xfer", "challenge-flags", x_msg(0x38, x_challenge(2, 0x8001)))
-write("fuzz-xfer", "challenge-padding", x_msg(0x38, x_challenge(2, 1, pad=1)))
-write("fuzz-xfer", "accept", x_msg(0x32, struct.pack(">QQIIH6x", 16 * MiB, 0x7F0012340000, 0x77, 16 * MiB, 16)))
-write("fuzz-xfer", "accept-padding", x_msg(0x32, struct.pack(">QQIIHBxxxxx", 5, 1, 2, 3, 4, 9)))
+write("fuzz-xfer", "challenge-flags", x_msg(0x38, x_challenge(5, 0x8001)))
+write("fuzz-xfer", "challenge-padding", x_msg(0x38, x_challenge(5, 1, pad=1)))
+write("fuzz-xfer", "accept", x_msg(0x32, struct.pack(">QQIIHHH2x16s", 16 * MiB, 0x7F0012340000, 0x77, 16 * MiB, 16, 0, 40000, bytes(range(16)))))
+write("fuzz-xfer", "accept-padding", x_msg(0x32, struct.pack(">QQIIHHHB1x16s", 5, 1, 2, 3, 4, 0, 7, 9, bytes(16))))
+write("fuzz-xfer", "accept-version-4", x_msg(0x32, struct.pack(">QQIIH6x", 16 * MiB, 0x7F0012340000, 0x77, 16 * MiB, 16)))
+# A get's JOIN, in the data connection's private data: byte 0 is 0, as a HELLO's.
+write("fuzz-xfer", "join", bytes([0]) + (msg(0x39, bytes(range(16))) + bytes(56))[:56])
+write("fuzz-xfer", "join-short", bytes([0]) + msg(0x39, bytes(range(8))))
 write("fuzz-xfer", "error", x_msg(0x33, x_error(2, b"no such file 'x' on the server"), seq=1))
 write("fuzz-xfer", "error-control-chars", x_msg(0x33, x_error(5, b"\x1b[2Jgotcha")))
 write("fuzz-xfer", "error-text-len-241", x_msg(0x33, x_error(5, b"x" * 240, 241)))

@@ -163,12 +163,10 @@ int x_join(struct hc *h, const struct xfer_accept *acc, const uint8_t *token)
 		.max_send_wr = X_DEPTH, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1
 	};
 	uint8_t priv[XFER_JOIN_LEN];
-	char port[8];
 	int ret;
 
 	rc_conn_init(&h->data, "hostile", h->e->verbose, h->e->timeout_ms, -1);
-	snprintf(port, sizeof(port), "%u", acc->data_port);
-	ret = rc_client_resolve(&h->data, h->e->host, port);
+	ret = rc_client_resolve_beside(&h->data, &h->c, acc->data_port);
 	if (!ret)
 		ret = rc_create_qp_beside(&h->data, &h->c, &cap);
 	xfer_join_pack(priv, token ? token : acc->token);

@@ -43,8 +43,8 @@ static void hello_round_trip_with_padding(void **state)
 	assert_int_equal(xfer_hello_pack(priv, &h), XFER_HELLO_LEN);
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), 0);
 	assert_int_equal(out.op, XFER_GET);
-	assert_int_equal(out.version, 4);
-	assert_int_equal(priv[16 + 1], 4); /* the version byte */
+	assert_int_equal(out.version, XFER_PROTO_VERSION);
+	assert_int_equal(priv[16 + 1], XFER_PROTO_VERSION); /* the version byte */
 	assert_int_equal(out.depth, 16);
 	assert_int_equal(out.chunk, 1u << 20);
 	assert_int_equal(xfer_hello_unpack(priv, XFER_HELLO_LEN, &out, err, sizeof(err)), 0);
@@ -77,7 +77,9 @@ static void hello_rejects_bad(void **state)
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -EBADMSG);
 	assert_non_null(strstr(err, "operation"));
 	/* Depth and chunk outside what the protocol expresses. */
-	h = (struct xfer_hello){ .op = XFER_PUT, .version = 4, .depth = 0, .chunk = 65536 };
+	h = (struct xfer_hello){
+		.op = XFER_PUT, .version = XFER_PROTO_VERSION, .depth = 0, .chunk = 65536
+	};
 	xfer_hello_pack(priv, &h);
 	assert_int_equal(xfer_hello_unpack(priv, sizeof(priv), &out, err, sizeof(err)), -ERANGE);
 	h.depth = XFER_MAX_DEPTH + 1;
@@ -204,7 +206,7 @@ static void challenge_round_trip(void **state)
 	for (i = 0; i < XFER_NONCE_LEN; i++)
 		m.u.challenge.nonce[i] = (uint8_t)(i * 7 + 1);
 	assert_int_equal(round_trip(&m, 0, &out), 16 + XFER_CHALLENGE_BODY);
-	assert_int_equal(out.u.challenge.version, 4);
+	assert_int_equal(out.u.challenge.version, XFER_PROTO_VERSION);
 	assert_int_equal(out.u.challenge.flags, XFER_CH_F_SECRET);
 	assert_memory_equal(out.u.challenge.nonce, m.u.challenge.nonce, XFER_NONCE_LEN);
 	/* Big-endian version and flags, then 4 zero bytes, then the nonce. */
@@ -212,7 +214,7 @@ static void challenge_round_trip(void **state)
 	assert_int_equal(n, 56);
 	assert_int_equal(buf[5], XFER_T_CHALLENGE);
 	assert_int_equal(buf[16], 0);
-	assert_int_equal(buf[17], 4);
+	assert_int_equal(buf[17], XFER_PROTO_VERSION);
 	assert_int_equal(buf[19], 1);
 	assert_memory_equal(buf + 24, m.u.challenge.nonce, XFER_NONCE_LEN);
 	assert_string_equal(xfer_type_str(XFER_T_CHALLENGE), "CHALLENGE");
