@@ -92,8 +92,19 @@ bool xfer_ctl_is_recv(const struct xfer_ctl *x, const struct ibv_wc *wc)
  * it was one of our SENDs. */
 static int take_one(struct xfer_ctl *x, struct ibv_wc *wc, bool keep)
 {
-	int ret = rc_next_wc(x->c, wc);
+	int ret;
 
+	*wc = (struct ibv_wc){ 0 }; /* no field of an earlier completion left */
+	ret = rc_next_wc(x->c, wc);
+	/* A failure of a QP beside ours (03's data connection) met while we
+	 * wait for our own SENDs: kept, failure and all, for the caller's
+	 * loop, which knows what that QP is for; our SENDs are waited on. */
+	if (ret == -EIO && keep && wc->status != IBV_WC_SUCCESS && wc->qp_num != x->c->qp->qp_num) {
+		if (x->stash_len == x->stash_cap)
+			return rc_fail(&x->c->log, EOVERFLOW, "completion stash overflow");
+		x->stash[(x->stash_head + x->stash_len++) % x->stash_cap] = *wc;
+		return 0;
+	}
 	if (ret)
 		return ret;
 	if (is_ctl_send(x, wc)) {
@@ -150,7 +161,8 @@ int xfer_ctl_next(struct xfer_ctl *x, struct ibv_wc *wc)
 		*wc = x->stash[x->stash_head];
 		x->stash_head = (x->stash_head + 1) % x->stash_cap;
 		x->stash_len--;
-		return 0;
+		/* A failure take_one kept: reported now, as rc_next_wc would. */
+		return wc->status == IBV_WC_SUCCESS ? 0 : rc_wc_check(&x->c->log, wc);
 	}
 	do {
 		ret = take_one(x, wc, false);

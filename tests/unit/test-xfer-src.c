@@ -349,6 +349,81 @@ static void path_line_says_why(void **state)
 	}
 }
 
+/* A CQ that hands out a script of completions, then none. */
+static struct ibv_wc script[4];
+static int script_n, script_i;
+
+static int scripted_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+	int k = 0;
+
+	(void)cq;
+	while (k < n && script_i < script_n)
+		wc[k++] = script[script_i++];
+	return k;
+}
+
+static int notify_ok(struct ibv_cq *cq, int solicited_only)
+{
+	(void)cq;
+	(void)solicited_only;
+	return 0;
+}
+
+/*
+ * 03's get: a READ on the data connection (a QP beside the control one,
+ * on its CQ) fails while the control channel waits for its own SEND. The
+ * wait goes on until the SEND completes (so an ERROR is delivered), and
+ * the READ's failure comes out of the next xfer_ctl_next, as a failure.
+ * A failure of the control QP itself still ends the wait.
+ */
+static void ctl_keeps_a_failure_of_the_qp_beside(void **state)
+{
+	struct ibv_context ctx = { 0 };
+	struct ibv_cq cq = { 0 };
+	struct ibv_comp_channel ch = { .fd = -1 };
+	struct ibv_qp qp = { .qp_num = 7 };
+	struct ibv_wc stash[8], wc;
+	struct xfer_ctl x = { 0 };
+	unsigned free_send[1];
+	struct rc_conn c;
+
+	(void)state;
+	ctx.ops.poll_cq = scripted_poll;
+	ctx.ops.req_notify_cq = notify_ok;
+	cq.context = &ctx;
+	rc_conn_init(&c, "test", false, 1000, -1);
+	c.poll_mode = RC_POLL_BUSY;
+	c.dev.cq = &cq;
+	c.dev.channel = &ch;
+	c.qp = &qp;
+	x = (struct xfer_ctl){ .c = &c,
+			       .nrecv = 1,
+			       .nsend = 1,
+			       .free_send = free_send,
+			       .stash = stash,
+			       .stash_cap = 8 };
+	script[0] = (struct ibv_wc){ .wr_id = 3, .status = IBV_WC_REM_ACCESS_ERR, .qp_num = 9 };
+	script[1] = (struct ibv_wc){ .wr_id = XFER_WR_SEND, .opcode = IBV_WC_SEND, .qp_num = 7 };
+	script_n = 2;
+	script_i = 0;
+	assert_int_equal(xfer_ctl_drain(&x), 0);
+	assert_int_equal(x.nfree, 1);
+	assert_int_equal(xfer_ctl_next(&x, &wc), -EIO);
+	assert_int_equal(wc.qp_num, 9);
+	assert_int_equal(wc.status, IBV_WC_REM_ACCESS_ERR);
+	assert_non_null(strstr(c.log.err, "remote access error"));
+	/* The control QP's own SEND flushed: the wait ends with it. */
+	x.nfree = 0;
+	script[0] = (struct ibv_wc){ .wr_id = XFER_WR_SEND,
+				     .status = IBV_WC_WR_FLUSH_ERR,
+				     .qp_num = 7 };
+	script_n = 1;
+	script_i = 0;
+	assert_int_equal(xfer_ctl_drain(&x), -EIO);
+	assert_int_equal(x.stash_len, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +440,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(rewritten_source_is_named, file_setup,
 						file_teardown),
 		cmocka_unit_test(path_line_says_why),
+		cmocka_unit_test(ctl_keeps_a_failure_of_the_qp_beside),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
