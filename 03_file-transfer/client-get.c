@@ -61,12 +61,14 @@ static int post_chunk_read(struct client *cl, uint64_t seq)
  * which connection. The server learns it from our ERROR. */
 static int read_failed(struct client *cl, uint64_t seq)
 {
-	char why[RC_ERR_LEN];
+	char full[RC_ERR_LEN];
 
-	snprintf(why, sizeof(why), "%s", cl->conn.log.err);
-	return give_up(cl, EIO,
-		       "the RDMA READ of chunk %" PRIu64 " on the data connection failed: %s", seq,
-		       why);
+	snprintf(full, sizeof(full),
+		 "the RDMA READ of chunk %" PRIu64 " on the data connection failed: %.440s", seq,
+		 cl->conn.log.err);
+	/* The ERROR carries what fits in it; our own message all of it. */
+	give_up(cl, EIO, "%s", full);
+	return rc_fail(&cl->conn.log, EIO, "%s", full);
 }
 
 /* The chunk is in the file and matched the CHUNK's digest: give its slot
@@ -187,7 +189,7 @@ static int get_loop(struct client *cl)
 		xfer_tl_waited(&cl->tl, get_waits_for(cl, posted, done, stored), since);
 		if (ret == -EAGAIN)
 			continue; /* the disk thread wrote a chunk */
-		if (ret == -EIO && wc.qp_num == cl->data.qp->qp_num)
+		if (ret == -EIO && wc.status != IBV_WC_SUCCESS && wc.qp_num == cl->data.qp->qp_num)
 			return read_failed(cl, done);
 		if (ret)
 			return ret;

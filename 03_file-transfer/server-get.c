@@ -36,11 +36,9 @@ int open_data_listener(struct session *s)
 	if (ret)
 		return rc_fail(&s->c->log, -ret, "getrandom: %s", strerror(-ret));
 	/* Our address on this connection, port 0: the same device. */
-	memcpy(&sa, rdma_get_local_addr(s->c->id), sizeof(sa));
-	if (sa.ss_family == AF_INET6)
-		((struct sockaddr_in6 *)&sa)->sin6_port = 0;
-	else
-		((struct sockaddr_in *)&sa)->sin_port = 0;
+	if (rc_addr_with_port(&sa, rdma_get_local_addr(s->c->id), 0))
+		return rc_fail(&s->c->log, EAFNOSUPPORT, "%s",
+			       "the data connection needs an IPv4 or IPv6 address");
 	/* Backlog 1: one connection is expected, a wrong one is refused.
 	 * Its own trace would say "server: listening": ours names the conn. */
 	ret = rc_listen_at(&s->data_l, NULL, (struct sockaddr *)&sa, 1, false);
@@ -100,9 +98,6 @@ static int take_join(struct session *s, const struct rc_cm_info *info)
 	/* "server conn 3 data": its trace lines name the session. */
 	snprintf(name, sizeof(name), "%.40s data", s->c->log.name);
 	rc_conn_init(&s->data, name, s->c->log.verbose, s->c->timeout_ms, s->c->cancel_fd);
-	/* --ack-timeout, as the first connection's. */
-	s->data.ack_timeout = s->c->ack_timeout;
-	s->data.retry_count = s->c->retry_count;
 	/* Its own channel: the listener closes once it is taken. */
 	ret = rc_take_request(&s->data, info, true);
 	if (!ret)
@@ -125,10 +120,11 @@ static int client_left(struct session *s, int ret)
 	struct xfer_msg m;
 	struct ibv_wc wc;
 
-	/* After DISCONNECTED this polls what is left, without waiting. */
-	if (xfer_ctl_next(&s->ctl, &wc) == 0 && xfer_ctl_is_recv(&s->ctl, &wc) &&
-	    wc.opcode == IBV_WC_RECV && xfer_ctl_take(&s->ctl, &wc, &m) == 0 &&
-	    m.type == XFER_T_ERROR)
+	/* Only after DISCONNECTED: then this polls what is left, without
+	 * waiting. */
+	if (s->c->peer_disconnected && xfer_ctl_next(&s->ctl, &wc) == 0 &&
+	    xfer_ctl_is_recv(&s->ctl, &wc) && wc.opcode == IBV_WC_RECV &&
+	    xfer_ctl_take(&s->ctl, &wc, &m) == 0 && m.type == XFER_T_ERROR)
 		return rc_fail(&s->c->log, ECONNABORTED, "get %s: the client gave up: %s", s->qname,
 			       m.u.error.text);
 	return lost_client(s, ret, 0);
@@ -319,7 +315,7 @@ static int send_loop(struct session *s)
 		xfer_tl_waited(&s->tl, send_waits_for(s, filled, credited, done_sent), since);
 		if (ret == -EAGAIN)
 			continue; /* the disk thread read a chunk */
-		if (ret == -EIO && wc.wr_id == XFER_WR_WATCH)
+		if (ret == -EIO && wc.status != IBV_WC_SUCCESS && wc.wr_id == XFER_WR_WATCH)
 			ret = rc_fail(&s->c->log, ECONNABORTED,
 				      "the data connection failed (its receive: %s; a READ we "
 				      "refused, outside what we announced, or a broken link)",

@@ -178,6 +178,20 @@ const char *rc_cm_event_hint(enum rdma_cm_event_type ev, int status)
 	}
 }
 
+int rc_addr_with_port(struct sockaddr_storage *out, const struct sockaddr *sa, uint16_t port)
+{
+	if (sa->sa_family == AF_INET6) {
+		memcpy(out, sa, sizeof(struct sockaddr_in6));
+		((struct sockaddr_in6 *)out)->sin6_port = htons(port);
+	} else if (sa->sa_family == AF_INET) {
+		memcpy(out, sa, sizeof(struct sockaddr_in));
+		((struct sockaddr_in *)out)->sin_port = htons(port);
+	} else {
+		return -EAFNOSUPPORT;
+	}
+	return 0;
+}
+
 void rc_format_addr(const struct sockaddr *sa, char *out, size_t len)
 {
 	char ip[INET6_ADDRSTRLEN] = "?", port[8] = "0";

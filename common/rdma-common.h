@@ -569,6 +569,10 @@ int rc_take_cm_event(struct rdma_event_channel *ch, struct rc_cm_info *info, str
 		     const struct rc_log *log);
 /* "ADDR port N" of an IPv4 or IPv6 address. */
 void rc_format_addr(const struct sockaddr *sa, char *out, size_t len);
+/* *out: an IPv4 or IPv6 address sa (rdma_get_local_addr's, say) with its
+ * port set to port (host order; 0: any free one). -EAFNOSUPPORT for other
+ * families. */
+int rc_addr_with_port(struct sockaddr_storage *out, const struct sockaddr *sa, uint16_t port);
 /* rdma_reject a connect request with a REJECT message carrying `reason`
  * (rc_reject_pack), which the client prints. Returns 0 or a negative
  * errno. */

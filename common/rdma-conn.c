@@ -106,19 +106,14 @@ int rc_client_resolve_beside(struct rc_conn *c, const struct rc_conn *first, uin
 	if (!first->id)
 		return rc_fail(&c->log, EINVAL, "%s",
 			       "rc_client_resolve_beside: the first connection has no cm_id yet");
+	/* The first connection's two ends: the same device and path. */
+	if (rc_addr_with_port(&src, rdma_get_local_addr(first->id), 0) ||
+	    rc_addr_with_port(&dst, rdma_get_peer_addr(first->id), port))
+		return rc_fail(&c->log, EAFNOSUPPORT, "%s",
+			       "rc_client_resolve_beside: IPv4 and IPv6 only");
 	ret = create_client_id(c);
 	if (ret)
 		return ret;
-	/* The first connection's two ends: the same device and path. */
-	memcpy(&src, rdma_get_local_addr(first->id), sizeof(src));
-	memcpy(&dst, rdma_get_peer_addr(first->id), sizeof(dst));
-	if (dst.ss_family == AF_INET6) {
-		((struct sockaddr_in6 *)&src)->sin6_port = 0;
-		((struct sockaddr_in6 *)&dst)->sin6_port = htons(port);
-	} else {
-		((struct sockaddr_in *)&src)->sin_port = 0;
-		((struct sockaddr_in *)&dst)->sin_port = htons(port);
-	}
 	return resolve(c, (struct sockaddr *)&src, (struct sockaddr *)&dst);
 }
 

@@ -12,7 +12,10 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <sys/utsname.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <cmocka.h>
 
@@ -756,10 +759,36 @@ static void run_json_from_two_threads(void **state)
 	assert_int_equal(usage, n);
 }
 
+/* A connection's address with another port: the address kept, the port
+ * set, other families refused. */
+static void addr_with_port_keeps_the_address(void **state)
+{
+	struct sockaddr_in in4 = { .sin_family = AF_INET, .sin_port = htons(7471) };
+	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6,
+				    .sin6_port = htons(7471),
+				    .sin6_scope_id = 3 };
+	struct sockaddr un = { .sa_family = AF_UNIX };
+	struct sockaddr_storage out;
+
+	(void)state;
+	in4.sin_addr.s_addr = htonl(0x0a00020f);
+	in6.sin6_addr.s6_addr[15] = 1;
+	assert_int_equal(rc_addr_with_port(&out, (struct sockaddr *)&in4, 49152), 0);
+	assert_int_equal(((struct sockaddr_in *)&out)->sin_port, htons(49152));
+	assert_int_equal(((struct sockaddr_in *)&out)->sin_addr.s_addr, htonl(0x0a00020f));
+	assert_int_equal(rc_addr_with_port(&out, (struct sockaddr *)&in6, 0), 0);
+	assert_int_equal(((struct sockaddr_in6 *)&out)->sin6_port, 0);
+	assert_int_equal(((struct sockaddr_in6 *)&out)->sin6_scope_id, 3);
+	assert_memory_equal(&((struct sockaddr_in6 *)&out)->sin6_addr, &in6.sin6_addr,
+			    sizeof(in6.sin6_addr));
+	assert_int_equal(rc_addr_with_port(&out, &un, 1), -EAFNOSUPPORT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(hdr_round_trip_is_big_endian),
+		cmocka_unit_test(addr_with_port_keeps_the_address),
 		cmocka_unit_test(hdr_rejects_malformed),
 		cmocka_unit_test(priv_allows_padding_not_truncation),
 		cmocka_unit_test(parse_size_units),
