@@ -278,10 +278,10 @@ static void note_lossy_link(struct rc_conn *c, const char *lead);
  * with the running kernel's major and minor version. */
 static bool soft_roce_kernel(const struct rc_conn *c, int *major, int *minor)
 {
-	struct ibv_device_attr a;
 	char rel[65];
 
-	if (!c->dev.verbs || ibv_query_device(c->dev.verbs, &a) || a.vendor_id != 0xffffff)
+	/* As the device said when the connection's PD was made. */
+	if (c->dev.vendor_id != 0xffffff)
 		return false;
 	*major = *minor = 0;
 	sscanf(rc_kernel_release(rel, sizeof(rel)), "%d.%d", major, minor);
@@ -293,7 +293,8 @@ static bool soft_roce_kernel(const struct rc_conn *c, int *major, int *minor)
  * rdma_disconnect. A peer's DISCONNECTED never flushes our QP (librdmacm's
  * rdma_get_cm_event and the kernel's CM leave the QP alone), so the device
  * moved the QP to the error state without an error completion: on
- * Soft-RoCE, the rdma_rxe bug of docs/kernels.md. A peer that no longer
+ * Soft-RoCE, on a QP where a READ was posted after a SEND, the rdma_rxe
+ * bug of docs/kernels.md (elsewhere its cause is not known). A peer that no longer
  * gets our ACKs gives up and disconnects too, often before we poll the
  * flush: named beside the cause, not instead of it.
  */
@@ -316,9 +317,11 @@ static void first_flush(struct rc_conn *c, const struct ibv_wc *wc, bool own)
 			note_lossy_link(c, "but");
 		return;
 	}
-	/* The bug is about a QP with READs and SENDs: c's own, not a QP
-	 * beside it (rc_create_qp_beside), which its owner keeps apart. */
-	if (own && soft_roce_kernel(c, &major, &minor)) {
+	/* The bug needs a SEND resent with a READ behind it: c's own QP, on
+	 * which a READ was posted after a SEND (whether that SEND was still
+	 * unacknowledged then is not tracked), not a QP beside it
+	 * (rc_create_qp_beside), nor one of WRITEs and SENDs (a put's). */
+	if (own && c->read_after_send && soft_roce_kernel(c, &major, &minor)) {
 		rc_fail(&c->log, EIO,
 			"work request %" PRIu64 " failed: %s, and no error came before it: "
 			"Soft-RoCE moved the QP to the error state without reporting an error; "
@@ -384,7 +387,8 @@ int rc_peer_gone(struct rc_conn *c)
 void rc_wc_explain(struct rc_conn *c, const struct ibv_wc *wc)
 {
 	/* A QP beside c's (rc_create_qp_beside) is worded without the rxe
-	 * bug, which needs READs and SENDs on one QP. */
+	 * bug, which needs READs and SENDs on one QP: c's own flag says what
+	 * c's QP carried, not what the one beside it did. */
 	bool own = !c->qp || wc->qp_num == c->qp->qp_num;
 	bool first = !c->wc_failed;
 

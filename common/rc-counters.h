@@ -71,9 +71,11 @@ int rc_wait_timed_out(struct rc_conn *c, struct rc_cq_wait *w);
 /*
  * rc_next_wc, after a failed completion (rc-counters.c): words what the
  * port saw, in c->log.err. A flush that is the first failure of c, before
- * our own rdma_disconnect, on Soft-RoCE (vendor id 0xffffff): the device
- * failed the QP without an error completion, a known rdma_rxe bug
- * (docs/kernels.md), with the kernel's X.Y; a peer's disconnect never
+ * our own rdma_disconnect, on Soft-RoCE (vendor id 0xffffff), of a QP on
+ * which a READ was posted after a SEND (c->read_after_send): the
+ * device failed the QP without an error completion, a known rdma_rxe bug
+ * (docs/kernels.md), with the kernel's X.Y; elsewhere the same flush is
+ * worded without a cause, with the kernel log as hint; a peer's disconnect never
  * flushes our QP, so it is named beside the bug, not instead; an error
  * polled in the same batch behind the flush is named instead. Retries
  * exhausted while the port counted packets from a peer out of order,

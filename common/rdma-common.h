@@ -184,6 +184,7 @@ struct rc_dev {
 	int cq_size;
 	uint32_t max_msg_sz; /* the port's largest single message */
 	uint8_t max_rd_atom; /* most RDMA READs a QP may have outstanding */
+	uint32_t vendor_id;  /* ibv_device_attr's: 0xffffff is Soft-RoCE */
 };
 
 #define RC_POLL_BATCH 16
@@ -304,6 +305,10 @@ struct rc_conn {
 	bool peer_disconnected; /* DISCONNECTED seen */
 	bool local_disconnected;
 	bool wc_failed; /* a failed completion was handed out */
+	/* This QP has carried a SEND; a READ posted after a SEND
+	 * (rc_post_send_list): the pattern the rdma_rxe bug of
+	 * docs/kernels.md needs, a SEND resent with a READ behind it. */
+	bool posted_send, read_after_send;
 
 	/* Completions polled in a batch and not yet handed out. */
 	struct ibv_wc wc[RC_POLL_BATCH];

@@ -132,6 +132,7 @@ static int create_dev(struct rc_conn *c, int cq_size)
 			       ibv_get_device_name(d->verbs->device), strerror(errno));
 	d->max_msg_sz = pattr.max_msg_sz;
 	d->max_rd_atom = dattr.max_qp_rd_atom > 255 ? 255 : (uint8_t)dattr.max_qp_rd_atom;
+	d->vendor_id = dattr.vendor_id;
 
 	/* The PD groups the QP and the MRs it may use. */
 	d->pd = ibv_alloc_pd(d->verbs);

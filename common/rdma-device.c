@@ -47,6 +47,7 @@ int rc_device_query(struct ibv_context *verbs, struct rc_device_limits *lim, str
 		.max_qp_rd_atom = cap255(a.max_qp_rd_atom),
 		.max_qp_init_rd_atom = cap255(a.max_qp_init_rd_atom),
 		.max_mr_size = a.max_mr_size,
+		.vendor_id = a.vendor_id,
 		.num_comp_vectors = verbs->num_comp_vectors,
 	};
 	return 0;
@@ -207,7 +208,8 @@ int rc_create_qp_on(struct rc_conn *c, struct rc_device *d, int cq, const struct
 				  .cq = d->cq[cq],
 				  .cq_size = d->cq_size,
 				  .max_msg_sz = pattr.max_msg_sz,
-				  .max_rd_atom = d->lim.max_qp_rd_atom };
+				  .max_rd_atom = d->lim.max_qp_rd_atom,
+				  .vendor_id = d->lim.vendor_id };
 	attr.send_cq = c->dev.cq;
 	attr.recv_cq = c->dev.cq;
 	/* On the SRQ: receives come from the pool every QP shares. */

@@ -51,6 +51,7 @@ struct rc_device_limits {
 	uint8_t max_qp_rd_atom;		/* READs one QP may serve at once */
 	uint8_t max_qp_init_rd_atom;	/* READs one QP may have outstanding */
 	uint64_t max_mr_size;
+	uint32_t vendor_id; /* 0xffffff: Soft-RoCE */
 	int num_comp_vectors;
 };
 

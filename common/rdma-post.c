@@ -83,6 +83,13 @@ int rc_post_send_list(struct rc_conn *c, struct ibv_send_wr *first)
 	 * it; those before it were posted); whether the operation worked
 	 * arrives later as a completion status. */
 	ret = ibv_post_send(c->qp, first, &bad);
+	/* What this QP carried, in order, up to the WR that was refused: a
+	 * flush is worded as the rdma_rxe bug only where a READ followed a
+	 * SEND (rc_wc_explain). */
+	for (wr = first; wr && !(ret && wr == bad); wr = wr->next) {
+		c->read_after_send |= wr->opcode == IBV_WR_RDMA_READ && c->posted_send;
+		c->posted_send |= wr->opcode == IBV_WR_SEND || wr->opcode == IBV_WR_SEND_WITH_IMM;
+	}
 	if (ret)
 		return rc_fail(&c->log, ret, "ibv_post_send(%s wr_id %" PRIu64 "): %s; hint: %s",
 			       bad ? wr_opcode_str(bad->opcode) : "?", bad ? bad->wr_id : 0,

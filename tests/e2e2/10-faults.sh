@@ -239,14 +239,16 @@ t_delay_and_reorder() { all_three reorder "delay 2ms reorder 1%"; }
 # (60 s) with a message that names the cause: retries exhausted
 # (RETRY_EXC_ERR, which 02 and 03 say came with a live peer's packets out
 # of order), waits that went on while the link kept resending until the
-# connection's budget was spent, or the rdma_rxe bug (docs/kernels.md).
+# connection's budget was spent. (The rdma_rxe bug's wording, docs/kernels.md,
+# needs a READ posted after a SEND on one QP: none of these clients does
+# that since 03's protocol version 5, so it is not an accepted cause.)
 # The servers serve on; nothing is left behind.
 t_loss_and_jitter() {
 	with_netem "loss 1% delay 1ms 1ms" jitter_body || return
 	alive2 srv1 && alive2 srv2 && alive2 srv3 && no_temp2
 }
 
-JITTER_CAUSES="retry counter exceeded|a lossy or reordering link|a known rdma_rxe bug"
+JITTER_CAUSES="retry counter exceeded|a lossy or reordering link"
 jitter_body() {
 	local t0=$SECONDS n b said=''
 	mkdir -p "$W/jit"

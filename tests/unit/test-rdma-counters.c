@@ -603,6 +603,80 @@ static void first_flush_names_cause_and_link(void **state)
 	fake_port_remove(&f);
 }
 
+/* A stand-in for a device's send queue: takes every WR but one whose
+ * wr_id is 99, which it refuses as a full queue would. */
+static int post_send_but_99(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	(void)qp;
+	for (; wr; wr = wr->next) {
+		if (wr->wr_id == 99) {
+			*bad = wr;
+			return ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* rc_wc_explain of a connection's first failure, a flush of QP qp_num. */
+static void flush_of(struct rc_conn *c, uint32_t qp_num)
+{
+	struct ibv_wc wc = { .wr_id = 4, .status = IBV_WC_WR_FLUSH_ERR, .qp_num = qp_num };
+
+	c->wc_failed = false;
+	rc_wc_check(&c->log, &wc);
+	rc_wc_explain(c, &wc);
+}
+
+/* rc_post_send_list notes a READ posted after a SEND on the QP, for the
+ * first flush's wording; a WR the device refused does not count. */
+static void post_notes_read_after_send(void **state)
+{
+	struct ibv_context ctx;
+	struct ibv_qp qp;
+	struct ibv_mr mr = { .lkey = 1 };
+	char mem[64];
+	struct rc_buf b = { .addr = mem, .len = sizeof(mem), .mr = &mr };
+	struct ibv_send_wr refused = { .wr_id = 99, .opcode = IBV_WR_RDMA_READ };
+	struct ibv_send_wr send = { .wr_id = 1, .opcode = IBV_WR_SEND, .next = &refused };
+	struct rc_conn c;
+
+	(void)state;
+	memset(&ctx, 0, sizeof(ctx));
+	memset(&qp, 0, sizeof(qp));
+	ctx.ops.post_send = post_send_but_99;
+	qp.context = &ctx;
+	rc_conn_init(&c, "test", false, 1000, -1);
+	c.qp = &qp;
+	c.dev.max_msg_sz = 1u << 20;
+	/* WRITEs and a READ before any SEND: not the pattern. */
+	assert_int_equal(rc_post_rdma(&c, IBV_WR_RDMA_WRITE, &b, 0, 8, 0, 0, 0, 2, true), 0);
+	assert_int_equal(rc_post_rdma(&c, IBV_WR_RDMA_READ, &b, 0, 8, 0, 0, 0, 3, true), 0);
+	assert_false(c.posted_send || c.read_after_send);
+	/* A chain refused at its READ: the SEND before it went, the READ not. */
+	assert_int_equal(rc_post_send_list(&c, &send), -ENOMEM);
+	assert_true(c.posted_send);
+	assert_false(c.read_after_send);
+	/* On Soft-RoCE, a first flush is worded as the rdma_rxe bug only on
+	 * a QP with a READ after a SEND: not a put's (WRITEs and SENDs), not
+	 * a QP beside c's (another qp_num), whatever c's own carried. */
+	c.dev.vendor_id = 0xffffff;
+	flush_of(&c, 0);
+	assert_non_null(strstr(c.log.err, "the QP went to the error state without an error "
+					  "completion first; hint: see the kernel log"));
+	assert_null(strstr(c.log.err, "rdma_rxe"));
+	assert_int_equal(rc_post_rdma(&c, IBV_WR_RDMA_READ, &b, 0, 8, 0, 0, 0, 4, true), 0);
+	assert_true(c.read_after_send);
+	flush_of(&c, 7);
+	assert_null(strstr(c.log.err, "rdma_rxe"));
+	flush_of(&c, 0);
+	assert_non_null(strstr(c.log.err, "Soft-RoCE moved the QP to the error state without "
+					  "reporting an error; a known rdma_rxe bug on Linux "));
+	/* Another vendor: never the rdma_rxe bug. */
+	c.dev.vendor_id = 0x02c9;
+	flush_of(&c, 0);
+	assert_null(strstr(c.log.err, "rdma_rxe"));
+}
+
 /* The hooks rc-counters.c gives rc_next_wc are its functions. */
 static void counters_hooks(void **state)
 {
@@ -634,6 +708,7 @@ int main(void)
 		cmocka_unit_test(next_wc_ends_when_quiet),
 		cmocka_unit_test(retries_exhausted_names_a_lossy_link),
 		cmocka_unit_test(first_flush_names_cause_and_link),
+		cmocka_unit_test(post_notes_read_after_send),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
