@@ -71,7 +71,8 @@ int rc_wait_timed_out(struct rc_conn *c, struct rc_cq_wait *w);
 /*
  * rc_next_wc, after a failed completion (rc-counters.c): words what the
  * port saw, in c->log.err. A flush that is the first failure of c, before
- * our own rdma_disconnect, on Soft-RoCE (vendor id 0xffffff), of a QP on
+ * our own rdma_disconnect, on Soft-RoCE (vendor id 0xffffff) under a
+ * kernel that has the bug (rc_rxe_read_send_kernel), of a QP on
  * which a READ was posted after a SEND (c->read_after_send): the
  * device failed the QP without an error completion, a known rdma_rxe bug
  * (docs/kernels.md), with the kernel's X.Y; elsewhere the same flush is
@@ -93,5 +94,9 @@ int rc_peer_gone(struct rc_conn *c);
  * (the rdma_rxe bug above, the lessons of 01 and 02), we say which one we
  * saw. In rc-counters.c. */
 const char *rc_kernel_release(char *buf, size_t len);
+/* Does Linux major.minor have the rdma_rxe bug of docs/kernels.md (a QP
+ * with a READ behind a resent SEND fails silently)? Shown on 6.12 and
+ * 7.3; 6.1 does not have it; the kernels between were not tried: false. */
+bool rc_rxe_read_send_kernel(int major, int minor);
 
 #endif /* RC_COUNTERS_H */
