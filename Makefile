@@ -54,6 +54,7 @@ UNIT_BINS := $(B)/tests/test-common $(B)/tests/test-basic
 UNIT_BINS += $(B)/tests/test-rw
 UNIT_BINS += $(B)/tests/test-rw-atomic
 UNIT_BINS += $(B)/tests/test-xfer
+UNIT_BINS += $(B)/tests/test-xfer-opts
 UNIT_BINS += $(B)/tests/test-xfer-file
 UNIT_BINS += $(B)/tests/test-xfer-src
 UNIT_BINS += $(B)/tests/test-xfer-hash
@@ -196,6 +197,8 @@ $(B)/tests/test-rw: $(B)/tests/unit/test-rw.o $(B)/$(EX02)/rw.o $(COMMON_O)
 $(B)/tests/test-rw-atomic: $(B)/tests/unit/test-rw-atomic.o $(X02_O) $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -o $@ $^ -lcmocka $(LDLIBS)
 $(B)/tests/test-xfer: $(B)/tests/unit/test-xfer.o $(X03_O) $(COMMON_O)
+	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -L$(XXHASH_LIB) -o $@ $^ -lcmocka -lxxhash $(LDLIBS)
+$(B)/tests/test-xfer-opts: $(B)/tests/unit/test-xfer-opts.o $(X03_O) $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -L$(XXHASH_LIB) -o $@ $^ -lcmocka -lxxhash $(LDLIBS)
 $(B)/tests/test-xfer-file: $(B)/tests/unit/test-xfer-file.o $(X03_O) $(COMMON_O)
 	$(CC) $(LDFLAGS) -L$(CMOCKA_LIB) -L$(XXHASH_LIB) -o $@ $^ -lcmocka -lxxhash $(LDLIBS)

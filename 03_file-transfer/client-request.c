@@ -112,6 +112,8 @@ static int send_request(struct client *cl)
 		r->flags |= XFER_REQ_F_FORCE;
 	if (cl->opt.copy)
 		r->flags |= XFER_REQ_F_COPY; /* the server's path too */
+	if (cl->opt.zero_copy)
+		r->flags |= XFER_REQ_F_ZEROCOPY; /* even if it is Soft-RoCE */
 	if (cl->opt.op == XFER_PUT && cl->opt.direct)
 		r->flags |= XFER_REQ_F_DIRECT;
 	r->name_len = (uint16_t)strlen(cl->opt.name);
@@ -157,8 +159,9 @@ static void choose_destination(struct client *cl)
 	char path[300];
 
 	xfer_sink_choose(&cl->sink, cl->conn.dev.pd,
-			 xfer_choose_flags(cl->opt.copy, cl->opt.direct), 0, cl->size,
-			 cl->opt.chunk, cl->opt.depth, 0, &cl->conn.log);
+			 xfer_choose_flags(cl->opt.copy, cl->opt.zero_copy, cl->opt.direct,
+					   cl->conn.dev.vendor_id),
+			 0, cl->size, cl->opt.chunk, cl->opt.depth, 0, &cl->conn.log);
 	xfer_sink_path(&cl->sink, path, sizeof(path));
 	if (!cl->opt.quiet && !cl->opt.json)
 		printf("destination: %s\n", path);

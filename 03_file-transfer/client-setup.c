@@ -148,8 +148,10 @@ static void choose_source(struct client *cl)
 	unsigned n = XFER_RECVS(cl->opt.depth);
 	char path[300];
 
-	xfer_src_choose(&cl->src, cl->conn.dev.pd, 0, cl->opt.copy, xfer_ctl_locked(n, n),
-			&cl->conn.log);
+	xfer_src_choose(
+		&cl->src, cl->conn.dev.pd, 0,
+		xfer_choose_flags(cl->opt.copy, cl->opt.zero_copy, false, cl->conn.dev.vendor_id),
+		xfer_ctl_locked(n, n), &cl->conn.log);
 	xfer_src_path(&cl->src, path, sizeof(path));
 	if (!cl->opt.quiet && !cl->opt.json)
 		printf("source: %s\n", path);

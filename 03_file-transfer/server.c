@@ -308,6 +308,15 @@ static int send_accept(struct session *s)
 	return xfer_ctl_send(&s->ctl, &m);
 }
 
+/* Our path's flags: either side's --copy, else either side's --zero-copy,
+ * else our device (Soft-RoCE: the ring). */
+static unsigned path_flags(const struct session *s, const struct xfer_request *r, bool direct)
+{
+	return xfer_choose_flags(s->srv->opt.copy || (r->flags & XFER_REQ_F_COPY),
+				 s->srv->opt.zero_copy || (r->flags & XFER_REQ_F_ZEROCOPY), direct,
+				 s->c->dev.vendor_id);
+}
+
 /* put: may we create this name? Then the temporary file. */
 static int start_put(struct session *s, const struct xfer_request *r)
 {
@@ -324,8 +333,7 @@ static int start_put(struct session *s, const struct xfer_request *r)
 	/* On tmpfs the client's WRITEs land in the file's page cache (its
 	 * windows, REMOTE_WRITE); else in our ring, and we pwrite. */
 	xfer_sink_choose(&s->sink, s->c->dev.pd,
-			 xfer_choose_flags(s->srv->opt.copy || (r->flags & XFER_REQ_F_COPY),
-					   s->srv->opt.direct || (r->flags & XFER_REQ_F_DIRECT)),
+			 path_flags(s, r, s->srv->opt.direct || (r->flags & XFER_REQ_F_DIRECT)),
 			 IBV_ACCESS_REMOTE_WRITE, s->size, s->hello.chunk, s->hello.depth, 0,
 			 &s->c->log);
 	rc_trace(&s->c->log, "destination: %s", xfer_sink_path(&s->sink, why, sizeof(why)));
@@ -339,10 +347,10 @@ static int start_get(struct session *s, const struct xfer_request *r)
 	char path[300];
 	int ret;
 
-	if (r->size || (r->flags & ~(XFER_REQ_F_PROOF | XFER_REQ_F_COPY)))
+	if (r->size || (r->flags & ~(XFER_REQ_F_PROOF | XFER_REQ_F_COPY | XFER_REQ_F_ZEROCOPY)))
 		return refuse(s, EPROTO,
 			      "protocol error: a get REQUEST has size 0 and no flags but the "
-			      "proof's and copy");
+			      "proof's, copy and zero-copy");
 	/* O_NOFOLLOW: a symlink placed in DIR is refused (ELOOP), so it
 	 * cannot lead outside. O_NONBLOCK: opening a FIFO must not hang us;
 	 * fstat then refuses everything but regular files. */
@@ -373,8 +381,8 @@ static int start_get(struct session *s, const struct xfer_request *r)
 	/* The path: windows of the file's page cache that the client READs
 	 * (REMOTE_READ), or our ring, with the reason in the -v trace. The
 	 * ring is registered already, so VmPin counts it. */
-	xfer_src_choose(&s->src, s->c->dev.pd, IBV_ACCESS_REMOTE_READ,
-			s->srv->opt.copy || (r->flags & XFER_REQ_F_COPY), 0, &s->c->log);
+	xfer_src_choose(&s->src, s->c->dev.pd, IBV_ACCESS_REMOTE_READ, path_flags(s, r, false), 0,
+			&s->c->log);
 	rc_trace(&s->c->log, "source: %s", xfer_src_path(&s->src, path, sizeof(path)));
 	ret = open_data_listener(s);
 	if (ret)

@@ -64,7 +64,11 @@ static void *disk_main(void *arg)
 		/* Its bytes are in place: a hashing thread may take it. */
 		if (!ret)
 			xfer_hpool_ready(&d->pool, seq + 1);
-		disk_wake(d);
+		/* With hashing threads a chunk counts once it is hashed, and
+		 * they wake the main thread then: waking it now too would only
+		 * cost it a switch (a failure still wakes it). */
+		if (ret || !d->pool.started)
+			disk_wake(d);
 		if (ret)
 			break;
 	}

@@ -175,7 +175,7 @@ static void *pool_main(void *arg)
 	uint8_t d[XFER_HASH_LEN];
 	char why[RC_ERR_LEN];
 	struct xfer_hslot *s;
-	uint64_t seq;
+	uint64_t seq, before;
 	int ret;
 
 	pthread_mutex_lock(&p->lock);
@@ -191,6 +191,7 @@ static void *pool_main(void *arg)
 		why[0] = '\0';
 		ret = p->fn(p->arg, seq, d, why, sizeof(why));
 		pthread_mutex_lock(&p->lock);
+		before = p->done;
 		if (ret) {
 			if (!p->err) {
 				p->err = ret;
@@ -210,7 +211,10 @@ static void *pool_main(void *arg)
 		}
 		/* Others may take a chunk now (done moved) or must stop. */
 		pthread_cond_broadcast(&p->cond);
-		pool_wake(p);
+		/* The main thread has news only when done moved or we failed
+		 * (a chunk hashed ahead of an earlier one waits for it). */
+		if (p->done != before || p->err)
+			pool_wake(p);
 	}
 	/* This thread's CPU time, its whole life: the transfer's hashing. */
 	xfer_cpu_add(&p->cpu, RUSAGE_THREAD);

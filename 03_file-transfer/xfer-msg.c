@@ -240,10 +240,14 @@ int xfer_msg_unpack(const void *buf, size_t byte_len, uint32_t want_seq, struct 
 		if (m->u.request.size > XFER_MAX_SIZE)
 			return rc_bad_msg(err, errlen, "REQUEST size %" PRIu64 " is too large",
 					  m->u.request.size);
-		if (m->u.request.flags &
-		    ~(XFER_REQ_F_FORCE | XFER_REQ_F_PROOF | XFER_REQ_F_COPY | XFER_REQ_F_DIRECT))
+		if (m->u.request.flags & ~(XFER_REQ_F_FORCE | XFER_REQ_F_PROOF | XFER_REQ_F_COPY |
+					   XFER_REQ_F_DIRECT | XFER_REQ_F_ZEROCOPY))
 			return rc_bad_msg(err, errlen, "REQUEST has unknown flags 0x%x",
 					  m->u.request.flags);
+		if ((m->u.request.flags & XFER_REQ_F_COPY) &&
+		    (m->u.request.flags & XFER_REQ_F_ZEROCOPY))
+			return rc_bad_msg(err, errlen, "%s",
+					  "REQUEST asks for both the copy and the zero-copy path");
 		if (n < 1 || n > XFER_NAME_MAX)
 			return rc_bad_msg(err, errlen, "REQUEST name length %u outside 1..%d", n,
 					  XFER_NAME_MAX);

@@ -68,25 +68,30 @@ enum xfer_type {
  * version 2 had one XXH3-128 stream over the file and no chunk digests;
  * version 3 had no addr/rkey in a CHUNK or a CREDIT (each side used the
  * ring's slots) and no flags in the ACCEPT; version 4 had the get's READs
- * on the one connection (no data_port or token in the ACCEPT, no JOIN). */
-#define XFER_PROTO_VERSION 5
+ * on the one connection (no data_port or token in the ACCEPT, no JOIN);
+ * version 5 had no ZEROCOPY flag in the REQUEST (and took the page cache
+ * on Soft-RoCE too). */
+#define XFER_PROTO_VERSION 6
 
 enum xfer_op { XFER_PUT = 1, XFER_GET = 2 };
 
-#define XFER_NAME_MAX	    255 /* bytes of a file name (NAME_MAX) */
-#define XFER_ERR_TEXT	    240 /* bytes of an ERROR's text */
-#define XFER_HASH_LEN	    16
-#define XFER_HASH_NAME	    "xxh3-128"
-#define XFER_MIN_CHUNK	    4096u
-#define XFER_MAX_CHUNK	    (1u << 30)
-#define XFER_MAX_DEPTH	    255		/* the slot travels in 8 bits of the immediate */
-#define XFER_MAX_SIZE	    INT64_MAX	/* largest off_t */
-#define XFER_DEF_CHUNK	    (64u << 10) /* x depth 16: docs/performance.md, "Under loss" */
-#define XFER_DEF_DEPTH	    16
-#define XFER_REQ_F_FORCE    0x1u /* put: overwrite an existing file */
-#define XFER_REQ_F_PROOF    0x2u /* the proof field is set (--secret) */
-#define XFER_REQ_F_COPY	    0x4u /* get: the server must use its copy path (--copy) */
-#define XFER_REQ_F_DIRECT   0x8u /* put: the server pwrites with O_DIRECT (--direct) */
+#define XFER_NAME_MAX	  255 /* bytes of a file name (NAME_MAX) */
+#define XFER_ERR_TEXT	  240 /* bytes of an ERROR's text */
+#define XFER_HASH_LEN	  16
+#define XFER_HASH_NAME	  "xxh3-128"
+#define XFER_MIN_CHUNK	  4096u
+#define XFER_MAX_CHUNK	  (1u << 30)
+#define XFER_MAX_DEPTH	  255	      /* the slot travels in 8 bits of the immediate */
+#define XFER_MAX_SIZE	  INT64_MAX   /* largest off_t */
+#define XFER_DEF_CHUNK	  (64u << 10) /* x depth 16: docs/performance.md, "Under loss" */
+#define XFER_DEF_DEPTH	  16
+#define XFER_REQ_F_FORCE  0x1u /* put: overwrite an existing file */
+#define XFER_REQ_F_PROOF  0x2u /* the proof field is set (--secret) */
+#define XFER_REQ_F_COPY	  0x4u /* get: the server must use its copy path (--copy) */
+#define XFER_REQ_F_DIRECT 0x8u /* put: the server pwrites with O_DIRECT (--direct) */
+/* The server's page cache where its kernel allows, even on Soft-RoCE
+ * (--zero-copy); never with XFER_REQ_F_COPY. */
+#define XFER_REQ_F_ZEROCOPY 0x10u
 #define XFER_ACC_F_ZEROCOPY 0x1u /* get: the CHUNKs point into the file's page cache */
 #define XFER_ACC_F_INPLACE  0x2u /* put: the ring is a window of the file (tmpfs) */
 #define XFER_NONCE_LEN	    32

@@ -71,6 +71,7 @@ enum {
 	OPT_READ_ONLY,
 	OPT_WRITE_ONLY,
 	OPT_COPY,
+	OPT_ZERO_COPY,
 	OPT_DIRECT,
 	OPT_HASH_THREADS,
 };
@@ -95,6 +96,9 @@ static const char client_usage[] =
 	"                        one, the receiver pwrites from one, even where the NIC\n"
 	"                        could read or write the page cache itself (zero-copy,\n"
 	"                        in place)\n"
+	"      --zero-copy       the page cache on both sides where the kernel allows\n"
+	"                        it, even on Soft-RoCE (whose default is the rings:\n"
+	"                        faster there)\n"
 	"      --direct          the receiver (we for a get, the server for a put)\n"
 	"                        pwrites from its ring with O_DIRECT: no copy in the page\n"
 	"                        cache (ext4, xfs, btrfs; chunks a multiple of 4K)\n"
@@ -133,6 +137,9 @@ static const char server_usage[] =
 	"      --copy            always through our ring: a get's file is pread into it,\n"
 	"                        a put's pwritten from it, even where the NIC could use\n"
 	"                        the page cache itself (zero-copy, in place on tmpfs)\n"
+	"      --zero-copy       the page cache where the kernel allows it, even on\n"
+	"                        Soft-RoCE (whose default is the ring: faster there);\n"
+	"                        a client's --zero-copy asks for it too, its --copy wins\n"
 	"      --direct          a put's file is pwritten from our ring with O_DIRECT: no\n"
 	"                        copy in the page cache (ext4, xfs, btrfs; chunks a\n"
 	"                        multiple of 4K); a client's --direct asks for it too\n"
@@ -212,6 +219,7 @@ int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *e
 		{ "depth", required_argument, NULL, 't' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "copy", no_argument, NULL, OPT_COPY },
+		{ "zero-copy", no_argument, NULL, OPT_ZERO_COPY },
 		{ "direct", no_argument, NULL, OPT_DIRECT },
 		{ "hash-threads", required_argument, NULL, OPT_HASH_THREADS },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
@@ -246,6 +254,7 @@ int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *e
 			break;
 		case 'f': o->force = true; break;
 		case OPT_COPY: o->copy = true; break;
+		case OPT_ZERO_COPY: o->zero_copy = true; break;
 		case OPT_DIRECT: o->direct = true; break;
 		case OPT_HASH_THREADS:
 			ret = parse_hash_threads(optarg, &o->hash_threads, err, errlen);
@@ -266,6 +275,9 @@ int xfer_parse_client(int argc, char **argv, struct xfer_client_opts *o, char *e
 		return rc_usage_error(err, errlen, "%s", "need SRC and DST");
 	if (argc - optind > 2)
 		return rc_usage_error(err, errlen, "unexpected argument '%s'", argv[optind + 2]);
+	if (o->copy && o->zero_copy)
+		return rc_usage_error(err, errlen, "%s",
+				      "--copy and --zero-copy exclude each other");
 	if (o->quiet && o->progress == 1)
 		return rc_usage_error(err, errlen, "%s", "-q and --progress exclude each other");
 	if (o->quiet)
@@ -290,6 +302,7 @@ int xfer_parse_server(int argc, char **argv, struct xfer_server_opts *o, char *e
 		{ "write-only", no_argument, NULL, OPT_WRITE_ONLY },
 		{ "hash-threads", required_argument, NULL, OPT_HASH_THREADS },
 		{ "copy", no_argument, NULL, OPT_COPY },
+		{ "zero-copy", no_argument, NULL, OPT_ZERO_COPY },
 		{ "direct", no_argument, NULL, OPT_DIRECT },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -327,6 +340,7 @@ int xfer_parse_server(int argc, char **argv, struct xfer_server_opts *o, char *e
 		case OPT_READ_ONLY: o->read_only = true; break;
 		case OPT_WRITE_ONLY: o->write_only = true; break;
 		case OPT_COPY: o->copy = true; break;
+		case OPT_ZERO_COPY: o->zero_copy = true; break;
 		case OPT_DIRECT: o->direct = true; break;
 		case OPT_HASH_THREADS:
 			ret = parse_hash_threads(optarg, &o->hash_threads, err, errlen);
@@ -343,6 +357,9 @@ int xfer_parse_server(int argc, char **argv, struct xfer_server_opts *o, char *e
 	if (o->read_only && o->write_only)
 		return rc_usage_error(err, errlen, "%s",
 				      "--read-only and --write-only exclude each other");
+	if (o->copy && o->zero_copy)
+		return rc_usage_error(err, errlen, "%s",
+				      "--copy and --zero-copy exclude each other");
 	return 0;
 }
 

@@ -44,9 +44,10 @@ struct xfer_client_opts {
 	uint16_t depth;
 	unsigned hash_threads; /* --hash-threads: chunk digests at once */
 	bool force;
-	bool copy;    /* --copy: rings on both sides, never zero-copy or in place */
-	bool direct;  /* --direct: the receiver pwrites with O_DIRECT (xfer-sink.h) */
-	int progress; /* -1: if stderr is a TTY; 0 off; 1 on */
+	bool copy;	/* --copy: rings on both sides, never zero-copy or in place */
+	bool zero_copy; /* --zero-copy: the page cache where allowed, even on Soft-RoCE */
+	bool direct;	/* --direct: the receiver pwrites with O_DIRECT (xfer-sink.h) */
+	int progress;	/* -1: if stderr is a TTY; 0 off; 1 on */
 	bool quiet;
 	bool json; /* --json: one JSON object on stdout instead of the line */
 };
@@ -66,6 +67,7 @@ struct xfer_server_opts {
 	bool read_only;		 /* --read-only: get only */
 	bool write_only;	 /* --write-only: put only */
 	bool copy;		 /* --copy: always our ring (get: pread; put: pwrite) */
+	bool zero_copy;		 /* --zero-copy: the page cache where allowed, even on Soft-RoCE */
 	bool direct;		 /* --direct: a put's pwrite with O_DIRECT */
 };
 

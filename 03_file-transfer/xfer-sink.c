@@ -537,13 +537,14 @@ static void try_direct(struct xfer_sink *s)
 	s->direct = true;
 }
 
-static void choose_path(struct xfer_sink *s, bool force_copy, int extra_access)
+static void choose_path(struct xfer_sink *s, unsigned flags, int extra_access)
 {
+	const char *ring = xfer_ring_reason(flags);
 	struct statfs fs;
 	int ret;
 
-	if (force_copy) {
-		snprintf(s->why, sizeof(s->why), "%s", "--copy");
+	if (ring) {
+		snprintf(s->why, sizeof(s->why), "%s", ring);
 		return;
 	}
 	if (!s->size) {
@@ -598,7 +599,7 @@ void xfer_sink_choose(struct xfer_sink *s, struct ibv_pd *pd, unsigned flags, in
 	s->log = log;
 	s->win[0] = (struct xfer_win){ .idx = UINT64_MAX };
 	s->win[1] = (struct xfer_win){ .idx = UINT64_MAX };
-	choose_path(s, flags & XFER_CHOOSE_COPY, extra_access);
+	choose_path(s, flags, extra_access);
 	if (flags & XFER_CHOOSE_DIRECT)
 		try_direct(s);
 }

@@ -64,18 +64,6 @@ struct xfer_sink {
  * ring's slots are page-aligned and -c is a multiple of 4 KiB). */
 #define XFER_DIRECT_ALIGN 4096u
 
-/* xfer_sink_choose's flags. */
-enum {
-	XFER_CHOOSE_COPY = 1,	/* --copy: the ring and pwrite, never in place */
-	XFER_CHOOSE_DIRECT = 2, /* --direct: on the copy path, pwrite with O_DIRECT */
-};
-
-/* xfer_sink_choose's flags from --copy and --direct. */
-static inline unsigned xfer_choose_flags(bool copy, bool direct)
-{
-	return (copy ? XFER_CHOOSE_COPY : 0) | (direct ? XFER_CHOOSE_DIRECT : 0);
-}
-
 /* xfer_sink_open's flags. */
 enum {
 	XFER_SINK_FORCE = 1, /* -f: replace an existing regular file NAME */

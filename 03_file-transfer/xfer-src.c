@@ -294,16 +294,38 @@ int xfer_win_budget(uint64_t size, uint32_t chunk, uint16_t depth, uint64_t more
 	return 0;
 }
 
-void xfer_src_choose(struct xfer_src *s, struct ibv_pd *pd, int access, bool force_copy,
+unsigned xfer_choose_flags(bool copy, bool zero_copy, bool direct, uint32_t vendor_id)
+{
+	unsigned f = direct ? XFER_CHOOSE_DIRECT : 0;
+
+	if (copy)
+		return f | XFER_CHOOSE_COPY;
+	if (!zero_copy && vendor_id == XFER_SOFT_ROCE_VENDOR)
+		return f | XFER_CHOOSE_SOFT;
+	return f;
+}
+
+const char *xfer_ring_reason(unsigned flags)
+{
+	if (flags & XFER_CHOOSE_COPY)
+		return "--copy";
+	if (flags & XFER_CHOOSE_SOFT)
+		return "Soft-RoCE, where the ring measured faster; --zero-copy for the page cache";
+	return NULL;
+}
+
+void xfer_src_choose(struct xfer_src *s, struct ibv_pd *pd, int access, unsigned flags,
 		     uint64_t more, const struct rc_log *log)
 {
+	const char *ring = xfer_ring_reason(flags);
+
 	s->chosen = true;
 	s->zerocopy = false;
 	s->pd = pd;
 	s->access = access;
 	s->log = log;
-	if (force_copy) {
-		snprintf(s->why, sizeof(s->why), "%s", "--copy");
+	if (ring) {
+		snprintf(s->why, sizeof(s->why), "%s", ring);
 		return;
 	}
 	if (!s->size) {

@@ -112,14 +112,37 @@ void xfer_src_init(struct xfer_src *s, int fd, const struct stat *st, uint32_t c
 		   uint16_t depth);
 
 /*
- * Choose the path: unless force_copy, map and register the first window
+ * Why a side may take its ring where the page cache could serve
+ * (xfer_src_choose's and xfer_sink_choose's flags).
+ */
+enum {
+	XFER_CHOOSE_COPY = 1,	/* --copy: the ring, never the page cache */
+	XFER_CHOOSE_DIRECT = 2, /* the receiver's --direct: pwrite with O_DIRECT */
+	/* Soft-RoCE and no --zero-copy: the ring. rdma_rxe moves every byte
+	 * with the CPU anyway, and pinning the page cache measured slower
+	 * there than the ring's copy (docs/performance.md). */
+	XFER_CHOOSE_SOFT = 4,
+};
+
+/* rdma_rxe's vendor id (ibv_device_attr), as rc_dev.vendor_id holds it. */
+#define XFER_SOFT_ROCE_VENDOR 0xffffffu
+
+/* The flags from the options that apply to this side (--copy wins over
+ * --zero-copy), --direct and the device's vendor id. */
+unsigned xfer_choose_flags(bool copy, bool zero_copy, bool direct, uint32_t vendor_id);
+/* NULL if the flags let a side try the page cache, else why not. */
+const char *xfer_ring_reason(unsigned flags);
+
+/*
+ * Choose the path: unless flags say the ring (XFER_CHOOSE_COPY or
+ * XFER_CHOOSE_SOFT), map and register the first window
  * with `access` (0: put's WRITE source; IBV_ACCESS_REMOTE_READ: get's),
  * within the locked-memory limit, less what the process has pinned
  * already (VmPin) and `more`, the bytes the caller will register besides
  * the windows. Never fails: a refusal selects the copy path and says why
  * in s->why. log (may be NULL): where -v traces each window.
  */
-void xfer_src_choose(struct xfer_src *s, struct ibv_pd *pd, int access, bool force_copy,
+void xfer_src_choose(struct xfer_src *s, struct ibv_pd *pd, int access, unsigned flags,
 		     uint64_t more, const struct rc_log *log);
 
 /* "page cache -> NIC (zero-copy)" or "pread -> ring (copy: WHY)". */

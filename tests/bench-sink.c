@@ -71,7 +71,8 @@ static int run(int dirfd, const uint8_t *ring, uint64_t size, bool direct, doubl
 		fprintf(stderr, "bench-sink: %s\n", err);
 		return -1;
 	}
-	xfer_sink_choose(&s, NULL, xfer_choose_flags(true, direct), 0, size, CHUNK, DEPTH, 0, NULL);
+	xfer_sink_choose(&s, NULL, xfer_choose_flags(true, false, direct, 0), 0, size, CHUNK, DEPTH,
+			 0, NULL);
 	xfer_sink_path(&s, path, pathlen);
 	t0 = now_s();
 	c0 = cpu_s();

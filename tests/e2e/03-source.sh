@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end tests of 03_file-transfer's source side: which path a put's
-# source takes on this kernel (zero-copy from Linux 6.2, the named copy
-# fallback before), --copy, the `ulimit -l` fallback, and a source
+# source takes on this kernel with --zero-copy (zero-copy from Linux 6.2,
+# the named copy fallback before), the ring that Soft-RoCE takes by
+# default, --copy, the `ulimit -l` fallback, and a source
 # truncated or rewritten in the middle of a put or a get. Run through
 # tools/rdma-env, which sets RDMA_IP.
 # shellcheck source=lib03.sh source-path=SCRIPTDIR
@@ -16,6 +17,15 @@
 # registered and sent zero-copy. A kernel that takes the other path fails.
 ZC_LINE='^source: page cache -> NIC \(zero-copy\)$'
 EFAULT_LINE='^source: pread -> ring \(copy: ibv_reg_mr of the read-only file mapping: Bad address \(EFAULT\); kernels before 6\.2 pin such pages for writing and refuse them\)$'
+
+# What Soft-RoCE gives without --zero-copy or --copy: the ring, and why.
+SOFT_WHY='Soft-RoCE, where the ring measured faster; --zero-copy for the page cache'
+
+# soft_roce: is $RDMA_DEV Soft-RoCE (rdma_rxe's vendor id)? Then a side
+# without --zero-copy takes its ring.
+soft_roce() {
+	ibv_devinfo -d "$RDMA_DEV" 2>/dev/null | grep -q 'vendor_id:[[:space:]]*0xffffff'
+}
 
 # kernel_path: "zero-copy" on Linux 6.2 and later, else "efault".
 kernel_path() {
@@ -65,7 +75,7 @@ t_put_source_path_per_kernel() {
 	# 1000000-byte chunks: a window of 64 MiB / 1000000 = 67 chunks, so the
 	# second window begins mid-page (at 67000000, mapped from 66998272),
 	# and the first is released under way.
-	run put "$C" "${CT[@]}" -v -c 1000000 -t 8 -p "$PORT" "$W/local/f" "$RDMA_IP:f"
+	run put "$C" "${CT[@]}" -v --zero-copy -c 1000000 -t 8 -p "$PORT" "$W/local/f" "$RDMA_IP:f"
 	want_rc put 0 || return 1
 	want_out put "^put f: $size $OK_RE" || return 1
 	same "$W/local/f" "$W/root/f" || return 1
@@ -82,6 +92,15 @@ t_put_source_path_per_kernel() {
 		want_out put "^copied by the CPU: $size file bytes \(pread into the ring\)$" || return 1
 		want_err put "registered 8000000 bytes" || return 1
 	fi
+	# No option: Soft-RoCE takes the ring and says why (a NIC, the page cache).
+	run auto "$C" "${CT[@]}" -p "$PORT" "$W/local/s" "$RDMA_IP:a"
+	want_rc auto 0 || return 1
+	same "$W/local/s" "$W/root/a" || return 1
+	if soft_roce; then
+		want_out auto "^source: pread -> ring \(copy: $SOFT_WHY\)$" || return 1
+	else
+		[ "$(source_path auto)" = "$(kernel_path)" ] || fail "a NIC's default is the kernel's path" || return 1
+	fi
 	# --copy: the copy path anywhere, and every byte through the CPU.
 	run copy "$C" "${CT[@]}" -v --copy -p "$PORT" "$W/local/s" "$RDMA_IP:g"
 	want_rc copy 0 || return 1
@@ -89,7 +108,7 @@ t_put_source_path_per_kernel() {
 	want_out copy "^copied by the CPU: $small file bytes \(pread into the ring\)$" || return 1
 	same "$W/local/s" "$W/root/g" || return 1
 	# --json names the path and the count; a get counts its pwrites.
-	run json "$C" "${CT[@]}" --json -f -p "$PORT" "$W/local/f" "$RDMA_IP:f"
+	run json "$C" "${CT[@]}" --json --zero-copy -f -p "$PORT" "$W/local/f" "$RDMA_IP:f"
 	want_rc json 0 || return 1
 	if [ "$(kernel_path)" = zero-copy ]; then
 		want_json json "d['source'] == 'zero-copy' and d['copy_reason'] is None and
@@ -101,15 +120,17 @@ t_put_source_path_per_kernel() {
 	stop_server srv
 }
 
-# A get's source is the server's: the same per-kernel path, on the
-# server's side (its -v trace), in the client's line and --json from the
-# ACCEPT, and --copy on either side forces the copy path.
+# A get's source is the server's: the same per-kernel path with the
+# server's --zero-copy, on the server's side (its -v trace), in the
+# client's line and --json from the ACCEPT; a client's --zero-copy asks a
+# server without it; Soft-RoCE's default is the ring; --copy on either
+# side forces the copy path.
 t_get_source_path_per_kernel() {
 	local size=$((66 * 1048576 + 5)) small=$((3 * 1048576 + 7)) want
 	dirs
 	mkfile "$W/root/f" "$size"
 	mkfile "$W/root/s" "$small"
-	start_server srv "$S" -v -r "$W/root" || return 1
+	start_server srv "$S" -v --zero-copy -r "$W/root" || return 1
 	# Two windows of the file, the second mid-page (as the put above).
 	run get "$C" "${CT[@]}" -v -c 1000000 -t 8 -p "$PORT" "$RDMA_IP:f" "$W/local/f"
 	want_rc get 0 || return 1
@@ -150,6 +171,26 @@ t_get_source_path_per_kernel() {
 	wait_for srv "source: pread -> ring \(copy: --copy\)" 5 || return 1
 	same "$W/root/s" "$W/local/s2" || return 1
 	stop_server srv
+	# A server without options: its device's default, or the client's
+	# --zero-copy (a REQUEST flag).
+	start_server srv3 "$S" -v -r "$W/root" || return 1
+	run auto "$C" "${CT[@]}" -p "$PORT" "$RDMA_IP:s" "$W/local/s4"
+	want_rc auto 0 || return 1
+	same "$W/root/s" "$W/local/s4" || return 1
+	if soft_roce; then
+		want_out auto "^source: the server's pread -> ring \(copy: its -v trace says why\)$" || return 1
+		wait_for srv3 "source: pread -> ring \(copy: $SOFT_WHY\)" 5 || return 1
+	fi
+	run zc "$C" "${CT[@]}" --zero-copy -p "$PORT" "$RDMA_IP:s" "$W/local/s5"
+	want_rc zc 0 || return 1
+	same "$W/root/s" "$W/local/s5" || return 1
+	if [ "$want" = zero-copy ]; then
+		want_out zc "^source: the server's page cache -> NIC \(zero-copy\)$" || return 1
+	else
+		want_out zc "^source: the server's pread -> ring \(copy: its -v trace says why\)$" || return 1
+		wait_for srv3 "source: pread -> ring \(copy: ibv_reg_mr of the read-only file mapping: Bad address \(EFAULT\)" 5 || return 1
+	fi
+	stop_server srv3
 	# The server's --copy: every get takes the copy path.
 	start_server srv2 "$S" -v --copy -r "$W/root" || return 1
 	run copy2 "$C" "${CT[@]}" -p "$PORT" "$RDMA_IP:s" "$W/local/s3"
@@ -163,7 +204,8 @@ t_get_source_path_per_kernel() {
 # The destination in place: a get's READs (or a put's WRITEs) land in the
 # file's page cache, through registered windows of a writable mapping,
 # where that is safe: on tmpfs, on every kernel. Elsewhere (the VM's
-# /tmp, an overlay) the ring and pwrite, with the reason. --copy: the ring.
+# /tmp, an overlay) the ring and pwrite, with the reason. --copy: the
+# ring. Each asks with --zero-copy (Soft-RoCE's default is the ring).
 t_destination_in_place() {
 	local size=$((66 * 1048576 + 5)) small=$((3 * 1048576 + 7)) shm r=0 port
 	dirs
@@ -177,7 +219,7 @@ t_destination_in_place() {
 	[ "$r" = 0 ] || return 1
 	PORT=$port # put_in_place's server is gone
 	# Not tmpfs: the ring, and the reason.
-	run ovl "$C" "${CT[@]}" -v -p "$PORT" "$RDMA_IP:s" "$W/local/s"
+	run ovl "$C" "${CT[@]}" -v --zero-copy -p "$PORT" "$RDMA_IP:s" "$W/local/s"
 	want_rc ovl 0 || return 1
 	want_out ovl "^destination: ring -> pwrite \(copy: not tmpfs: a pinned writable mapping of this file system's pages would bypass its dirty tracking\)$" || return 1
 	want_out ovl "^copied by the CPU: $small file bytes \(pwrite from the ring\)$" || return 1
@@ -186,12 +228,13 @@ t_destination_in_place() {
 }
 
 # put_in_place DIR: a server whose directory is on tmpfs (DIR/root)
-# takes a put's WRITEs in place: the ACCEPT gives the file's first window,
-# each CREDIT where the chunk depth later goes.
+# takes a put's WRITEs in place when the client asks (--zero-copy): the
+# ACCEPT gives the file's first window, each CREDIT where the chunk depth
+# later goes. Without it, on Soft-RoCE, the server's ring.
 put_in_place() {
 	mkdir -p "$1/root"
 	start_server srv2 "$S" -v -r "$1/root" || return 1
-	run put2 "$C" "${CT[@]}" -v -c 1000000 -t 8 -p "$PORT" "$W/root/f" "$RDMA_IP:f"
+	run put2 "$C" "${CT[@]}" -v --zero-copy -c 1000000 -t 8 -p "$PORT" "$W/root/f" "$RDMA_IP:f"
 	want_rc put2 0 || return 1
 	want_out put2 "^destination: the server's NIC -> page cache \\(in place: tmpfs\\)$" || return 1
 	same "$W/root/f" "$1/root/f" || return 1
@@ -201,7 +244,7 @@ put_in_place() {
 	# The CREDIT of chunk 59 sends chunk 67 into window 1.
 	grep -Eq "recv CREDIT seq=59 slot=3 .* next addr=0x[0-9a-f]+ rkey=" "$T/put2.err" ||
 		fail "no trace of the CREDIT that places chunk 67" || return 1
-	run putj "$C" "${CT[@]}" --json -p "$PORT" "$W/root/s" "$RDMA_IP:s"
+	run putj "$C" "${CT[@]}" --json --zero-copy -p "$PORT" "$W/root/s" "$RDMA_IP:s"
 	want_rc putj 0 || return 1
 	want_json putj "d['destination'] == 'in-place' and d['destination_reason'] == \"the server's tmpfs\"" || return 1
 	same "$W/root/s" "$1/root/s" || return 1
@@ -209,13 +252,20 @@ put_in_place() {
 	want_rc putc 0 || return 1
 	want_out putc "^destination: the server's ring -> pwrite \\(copy: --copy\\)$" || return 1
 	same "$W/root/s" "$1/root/s2" || return 1
+	if soft_roce; then
+		run puta "$C" "${CT[@]}" -p "$PORT" "$W/root/s" "$RDMA_IP:s3"
+		want_rc puta 0 || return 1
+		want_out puta "^destination: the server's ring -> pwrite \\(copy: its -v trace says why\\)$" || return 1
+		wait_for srv2 "destination: ring -> pwrite \\(copy: $SOFT_WHY\\)" 5 || return 1
+		same "$W/root/s" "$1/root/s3" || return 1
+	fi
 	stop_server srv2
 }
 
 # get_in_place DIR: gets into DIR (tmpfs) with the server srv running.
 get_in_place() {
 	# Two windows of the destination, the second mid-page.
-	run shm "$C" "${CT[@]}" -v -c 1000000 -t 8 -p "$PORT" "$RDMA_IP:f" "$1/f"
+	run shm "$C" "${CT[@]}" -v --zero-copy -c 1000000 -t 8 -p "$PORT" "$RDMA_IP:f" "$1/f"
 	want_rc shm 0 || return 1
 	want_out shm "^destination: NIC -> page cache \(in place: tmpfs\)$" || return 1
 	want_out shm "^copied by the CPU: 0 file bytes \(in place: none\)$" || return 1
@@ -224,7 +274,7 @@ get_in_place() {
 	want_err shm "chunk 67: 1000000 bytes at offset 67000000 are in place" || return 1
 	same "$W/root/f" "$1/f" || return 1
 	# --json says so; --copy takes the ring.
-	run shmj "$C" "${CT[@]}" --json -p "$PORT" "$RDMA_IP:s" "$1/s"
+	run shmj "$C" "${CT[@]}" --json --zero-copy -p "$PORT" "$RDMA_IP:s" "$1/s"
 	want_rc shmj 0 || return 1
 	want_json shmj "d['destination'] == 'in-place' and d['destination_reason'] == 'tmpfs' and
 		d['cpu_copied_bytes'] == 0 and d['verified'] is True" || return 1
@@ -247,9 +297,9 @@ t_direct_where_the_file_system_allows() {
 	fs=$(stat -f -c %T "$W/root")
 	case $fs in
 	ext2/ext3 | xfs | btrfs)
-		want="pwrite with O_DIRECT \(copy: not tmpfs: [^)]*\)" ;;
+		want="pwrite with O_DIRECT \(copy: [^)]*\)" ;;
 	*)
-		want="pwrite \(copy: not tmpfs: .*; not O_DIRECT: used on ext4, xfs and btrfs only, where it bypasses the page cache \(this file system's type is 0x[0-9a-f]+\)\)" ;;
+		want="pwrite \(copy: .*; not O_DIRECT: used on ext4, xfs and btrfs only, where it bypasses the page cache \(this file system's type is 0x[0-9a-f]+\)\)" ;;
 	esac
 	start_server srv "$S" -v -r "$W/root" || return 1
 	# A put's --direct reaches the server (a REQUEST flag).
@@ -292,7 +342,7 @@ direct_on_ext4_body() {
 	run put "$C" "${CT[@]}" --direct -p "$PORT" "$W/local/s" "$RDMA_IP:s"
 	want_rc put 0 || return 1
 	same "$W/local/s" "$e/root/s" || return 1
-	wait_for srv "destination: ring -> pwrite with O_DIRECT \\(copy: not tmpfs: [^)]*\\)$" 5 || return 1
+	wait_for srv "destination: ring -> pwrite with O_DIRECT \\(copy: [^)]*\\)$" 5 || return 1
 	wait_for srv "copied by the CPU: 7 file bytes \\(pwrite from the ring; 3145728 more with O_DIRECT\\)" 5 ||
 		return 1
 	run get "$C" "${CT[@]}" --direct --json -p "$PORT" "$RDMA_IP:s" "$e/local/g"
@@ -354,7 +404,7 @@ t_memlock_too_small_falls_back() {
 	chmod 644 "$W/local/f"
 	start_server srv "$S" -r "$W/root" || return 1
 	run put bash -c "ulimit -l 4096 && exec setpriv --reuid=$u --regid=nogroup --clear-groups \
-		$C --timeout 5 -v -c 1M -t 3 -p $PORT $W/local/f $RDMA_IP:f"
+		$C --timeout 5 -v --zero-copy -c 1M -t 3 -p $PORT $W/local/f $RDMA_IP:f"
 	if grep -q "rdma_create_event_channel\|/dev/infiniband" "$T/put.err"; then
 		REASON="this user cannot open the RDMA device: $(tail_of "$T/put.err" 1)"
 		return 77
@@ -417,12 +467,12 @@ change_mid_put() {
 	stop_server srv
 }
 
-# changed_put HOW ZERO_COPY_RE COPY_RE: change_mid_put HOW, which must fail
-# with the message of this kernel's path (ZERO_COPY_RE or COPY_RE), then
-# the same with --copy, with COPY_RE.
+# changed_put HOW ZERO_COPY_RE COPY_RE: change_mid_put HOW --zero-copy,
+# which must fail with the message of this kernel's path (ZERO_COPY_RE or
+# COPY_RE), then the same with --copy, with COPY_RE.
 changed_put() {
 	local re=$3
-	change_mid_put "$1" || return 1
+	change_mid_put "$1" --zero-copy || return 1
 	want_kernel_path cli || return 1
 	[ "$(kernel_path)" = zero-copy ] && re=$2
 	want_err cli "source changed during transfer: $re" || return 1
@@ -441,11 +491,11 @@ t_source_rewritten_during_put() {
 	changed_put rewrite 'its bytes now differ from those sent' 'it was modified \(its mtime or ctime moved\)'
 }
 
-# The server's get source, the same way, on this kernel's path and with
-# --copy.
+# The server's get source, the same way, on this kernel's path (the
+# client's --zero-copy) and with --copy.
 t_source_changed_during_get() {
 	local how copy
-	for copy in "" --copy; do
+	for copy in --zero-copy --copy; do
 	for how in truncate rewrite; do
 		dirs
 		mkfile "$W/root/f" $((8 << 20))

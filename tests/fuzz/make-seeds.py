@@ -118,7 +118,7 @@ write("fuzz-rw", "pieces-small", rw(4, struct.pack("<II", 10, 3)))
 MiB = 1 << 20
 
 
-def x_hello(op, depth, chunk, version=5):
+def x_hello(op, depth, chunk, version=6):
     return (msg(0x30, struct.pack(">BBHI", op, version, depth, chunk)) + bytes(56))[:56]
 
 
@@ -156,6 +156,8 @@ write("fuzz-xfer", "hello-reserved", bytes([0]) + x_hello(1, 16, MiB, version=1)
 write("fuzz-xfer", "hello-version-1", bytes([0]) + x_hello(1, 16, MiB, version=0))
 write("fuzz-xfer", "request-put", x_msg(0x31, x_request(16 * MiB, 1, b"data.bin")))
 write("fuzz-xfer", "request-get", x_msg(0x31, x_request(0, 0, b"a" * 255)))
+write("fuzz-xfer", "request-get-zero-copy", x_msg(0x31, x_request(0, 0x10, b"f")))
+write("fuzz-xfer", "request-copy-and-zero-copy", x_msg(0x31, x_request(0, 0x14, b"f")))
 write("fuzz-xfer", "request-name-no-nul", x_msg(0x31, x_request(0, 0, b"b" * 256, 256)))
 write("fuzz-xfer", "request-name-len-0", x_msg(0x31, x_request(0, 0, b"", 0)))
 write("fuzz-xfer", "request-name-len-short", x_msg(0x31, x_request(0, 0, b"abcdef", 3)))

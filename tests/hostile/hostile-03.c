@@ -44,13 +44,15 @@ static int x_hello(struct hc *h, int arg)
 	else if (arg == 111)
 		p[17] = 0; /* version 1's HELLO: this byte was reserved */
 	else if (arg == 112)
-		p[17] = 6; /* a version from the future */
+		p[17] = 7; /* a version from the future */
 	else if (arg == 113)
 		p[17] = 2; /* version 2: one XXH3 stream, no chunk digests */
 	else if (arg == 114)
 		p[17] = 3; /* version 3: CHUNKs without addr/rkey */
 	else if (arg == 115)
 		p[17] = 4; /* version 4: the get's READs on the one connection */
+	else if (arg == 116)
+		p[17] = 5; /* version 5: no ZEROCOPY flag in the REQUEST */
 	else if (arg < 100)
 		bend_hdr(p, (enum bend)arg);
 	return connect_bad(h, p, len, depth);
@@ -492,12 +494,14 @@ const struct kase cases03[] = {
 	{ "hello-seq", x_hello, B_SEQ, "rejected: HELLO with sequence number 77" },
 	{ "hello-version-1", x_hello, 111, "rejected: the client speaks 03 protocol version 1," },
 	{ "hello-version-2", x_hello, 113,
-	  "rejected: the client speaks 03 protocol version 2, this server version 5" },
+	  "rejected: the client speaks 03 protocol version 2, this server version 6" },
 	{ "hello-version-3", x_hello, 114,
-	  "rejected: the client speaks 03 protocol version 3, this server version 5" },
+	  "rejected: the client speaks 03 protocol version 3, this server version 6" },
 	{ "hello-version-4", x_hello, 115,
-	  "rejected: the client speaks 03 protocol version 4, this server version 5" },
-	{ "hello-version-6", x_hello, 112, "rejected: the client speaks 03 protocol version 6," },
+	  "rejected: the client speaks 03 protocol version 4, this server version 6" },
+	{ "hello-version-5", x_hello, 116,
+	  "rejected: the client speaks 03 protocol version 5, this server version 6" },
+	{ "hello-version-7", x_hello, 112, "rejected: the client speaks 03 protocol version 7," },
 	{ "hello-op-9", x_hello, 100, "rejected: unknown operation 9" },
 	{ "hello-depth-0", x_hello, 101, "rejected: depth 0 or chunk" },
 	{ "hello-depth-65535", x_hello, 102, "rejected: depth 65535 or chunk" },

@@ -197,7 +197,7 @@ static int read_all(struct xfer_src *s, int fd, uint32_t chunk, uint8_t out[XFER
 
 	assert_int_equal(fstat(fd, &st), 0);
 	xfer_src_init(s, fd, &st, chunk, 2);
-	xfer_src_choose(s, NULL, 0, true, 0, NULL);
+	xfer_src_choose(s, NULL, 0, XFER_CHOOSE_COPY, 0, NULL);
 	assert_false(s->zerocopy);
 	assert_string_equal(s->why, "--copy");
 	assert_int_equal(xfer_top_start(&h), 0);
@@ -261,7 +261,7 @@ static void truncated_source_is_named(void **state)
 	assert_int_equal(fstat(fd, &st), 0);
 	assert_int_equal(truncate(path, 50000), 0);
 	xfer_src_init(&s, fd, &st, 4096, 2);
-	xfer_src_choose(&s, NULL, 0, true, 0, NULL);
+	xfer_src_choose(&s, NULL, 0, XFER_CHOOSE_COPY, 0, NULL);
 	{
 		static uint8_t slot[4096];
 
@@ -343,10 +343,38 @@ static void path_line_says_why(void **state)
 		struct stat st = { .st_size = 0 };
 
 		xfer_src_init(&s, -1, &st, 4096, 1);
-		xfer_src_choose(&s, NULL, 0, false, 0, NULL);
+		xfer_src_choose(&s, NULL, 0, 0, 0, NULL);
 		assert_false(s.zerocopy);
 		assert_string_equal(s.why, "an empty file has nothing to map");
 	}
+}
+
+/* Which path each side tries: --copy wins, then --zero-copy, then the
+ * device (Soft-RoCE: the ring, and the line says why). */
+static void path_follows_options_and_device(void **state)
+{
+	struct stat st = { .st_size = 1 << 20 };
+	struct xfer_src s = { 0 };
+	const uint32_t rxe = XFER_SOFT_ROCE_VENDOR, nic = 0x02c9; /* Mellanox's */
+
+	(void)state;
+	assert_int_equal(xfer_choose_flags(false, false, false, nic), 0);
+	assert_int_equal(xfer_choose_flags(false, false, false, rxe), XFER_CHOOSE_SOFT);
+	assert_int_equal(xfer_choose_flags(false, true, false, rxe), 0);
+	assert_int_equal(xfer_choose_flags(true, false, false, nic), XFER_CHOOSE_COPY);
+	assert_int_equal(xfer_choose_flags(true, true, true, rxe),
+			 XFER_CHOOSE_COPY | XFER_CHOOSE_DIRECT);
+	assert_int_equal(xfer_choose_flags(false, false, true, rxe),
+			 XFER_CHOOSE_SOFT | XFER_CHOOSE_DIRECT);
+	assert_null(xfer_ring_reason(0));
+	assert_null(xfer_ring_reason(XFER_CHOOSE_DIRECT));
+	assert_string_equal(xfer_ring_reason(XFER_CHOOSE_COPY | XFER_CHOOSE_SOFT), "--copy");
+	assert_non_null(strstr(xfer_ring_reason(XFER_CHOOSE_SOFT), "--zero-copy"));
+	/* Soft-RoCE: nothing is mapped (fd -1 would fail a mapping). */
+	xfer_src_init(&s, -1, &st, 4096, 1);
+	xfer_src_choose(&s, NULL, 0, XFER_CHOOSE_SOFT, 0, NULL);
+	assert_false(s.zerocopy);
+	assert_string_equal(s.why, xfer_ring_reason(XFER_CHOOSE_SOFT));
 }
 
 /* A CQ that hands out a script of completions, then none. */
@@ -440,6 +468,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(rewritten_source_is_named, file_setup,
 						file_teardown),
 		cmocka_unit_test(path_line_says_why),
+		cmocka_unit_test(path_follows_options_and_device),
 		cmocka_unit_test(ctl_keeps_a_failure_of_the_qp_beside),
 	};
 
