@@ -188,7 +188,7 @@ static int get_loop(struct client *cl)
 		ret = xfer_ctl_next(&cl->ctl, &wc);
 		xfer_tl_waited(&cl->tl, get_waits_for(cl, posted, done, stored), since);
 		if (ret == -EAGAIN)
-			continue; /* the disk thread wrote a chunk */
+			continue; /* a chunk is written and hashed */
 		if (ret == -EIO && wc.status != IBV_WC_SUCCESS && wc.qp_num == cl->data.qp->qp_num)
 			return read_failed(cl, done);
 		if (ret)

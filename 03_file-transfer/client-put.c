@@ -199,7 +199,7 @@ static int put_loop(struct client *cl)
 		ret = xfer_ctl_next(&cl->ctl, &wc);
 		xfer_tl_waited(&cl->tl, put_waits_for(cl, posted, written, credited), since);
 		if (ret == -EAGAIN)
-			continue; /* the disk thread read a chunk */
+			continue; /* a chunk is read and hashed */
 		if (ret)
 			return ret;
 		if (wc.opcode == IBV_WC_RDMA_WRITE && wc.wr_id == written % depth &&

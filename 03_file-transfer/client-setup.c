@@ -139,9 +139,10 @@ static int ring_failed(struct client *cl, int ret)
 
 /*
  * put: the NIC reads the page cache (zero-copy) where the kernel lets us
- * register a read-only file mapping, else our pread into the ring (copy).
- * One line says which, and why not zero-copy. Within `ulimit -l`, less
- * the control buffers still to come.
+ * register a read-only file mapping, else our pread into the ring (copy);
+ * --copy, or Soft-RoCE without --zero-copy, takes the ring at once. One
+ * line says which, and why not zero-copy. Within `ulimit -l`, less the
+ * control buffers still to come.
  */
 static void choose_source(struct client *cl)
 {

@@ -314,7 +314,7 @@ static int send_loop(struct session *s)
 		ret = xfer_ctl_next(&s->ctl, &wc);
 		xfer_tl_waited(&s->tl, send_waits_for(s, filled, credited, done_sent), since);
 		if (ret == -EAGAIN)
-			continue; /* the disk thread read a chunk */
+			continue; /* a chunk is read and hashed */
 		if (ret == -EIO && wc.status != IBV_WC_SUCCESS && wc.wr_id == XFER_WR_WATCH)
 			ret = rc_fail(&s->c->log, ECONNABORTED,
 				      "the data connection failed (its receive: %s; a READ we "

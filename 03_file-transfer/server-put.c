@@ -147,7 +147,7 @@ static int receive_loop(struct session *s)
 		ret = xfer_ctl_next(&s->ctl, &wc);
 		xfer_tl_waited(&s->tl, receive_waits_for(s, arrived, stored, have_done), since);
 		if (ret == -EAGAIN)
-			continue; /* the disk thread wrote a chunk */
+			continue; /* a chunk is written and hashed */
 		if (ret)
 			return lost_client(s, ret, arrived * s->hello.chunk);
 		if (!xfer_ctl_is_recv(&s->ctl, &wc))

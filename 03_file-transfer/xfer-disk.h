@@ -34,10 +34,11 @@
  *
  * The hand-over is two counters under a mutex. The main thread says how
  * many chunks the disk thread may handle (allowed: their slot is free, or
- * their data has arrived); the disk thread says how many it has handled
- * (done) and writes an eventfd, which rc_next_wc() watches as the
- * connection's wake_fd, so a main thread waiting for a completion wakes
- * up for the disk's news too. The mutex also orders the memory: what the
+ * their data has arrived); the disk thread says how many it has copied,
+ * the hashing threads how many are hashed in order (done), and whoever
+ * has news for the main thread (a chunk handled, a failure) writes an
+ * eventfd, which rc_next_wc() watches as the connection's wake_fd, so a
+ * main thread waiting for a completion wakes up for it too. The mutex also orders the memory: what the
  * disk thread read into a slot is visible to the main thread that posts
  * it, and the reverse.
  */

@@ -424,6 +424,91 @@ static void disk_thread_keeps_order_and_limit(void **state)
 	assert_int_equal(l.count, 6);
 }
 
+/* A disk function and a hashing function for the wake-up test: chunk 0's
+ * hash waits for a byte on `gate` (at most 5 s), so chunk 1 is hashed
+ * first. */
+struct gated {
+	struct disk_log log;
+	int gate;	 /* read end of a pipe */
+	unsigned hashed; /* chunks hashed so far (both hashing threads) */
+};
+
+static int gated_copy(void *arg, uint64_t seq, char *err, size_t errlen)
+{
+	return log_chunk(&((struct gated *)arg)->log, seq, err, errlen);
+}
+
+static int gated_hash(void *arg, uint64_t seq, uint8_t out[XFER_HASH_LEN], char *err, size_t errlen)
+{
+	struct gated *g = arg;
+	struct pollfd p = { .fd = g->gate, .events = POLLIN };
+	char byte;
+
+	(void)err;
+	(void)errlen;
+	if (seq == 0 && poll(&p, 1, 5000) == 1 && read(g->gate, &byte, 1) != 1)
+		return -EIO;
+	memset(out, (int)seq, XFER_HASH_LEN);
+	__atomic_add_fetch(&g->hashed, 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/* Is there a wake-up on the eventfd? Reads (and so clears) it. */
+static bool woken(int efd, int timeout_ms)
+{
+	struct pollfd p = { .fd = efd, .events = POLLIN };
+	uint64_t cnt;
+
+	if (poll(&p, 1, timeout_ms) != 1)
+		return false;
+	assert_int_equal(read(efd, &cnt, sizeof(cnt)), sizeof(cnt));
+	return true;
+}
+
+/* The main thread is woken only with news: not by a chunk copied but not
+ * yet hashed, nor by a chunk hashed before an earlier one; but when the
+ * count of chunks handled moves, and on a failure. */
+static void main_thread_woken_only_with_news(void **state)
+{
+	struct gated g = { .log = { .fail_at = 3 } };
+	struct xfer_hash_cfg h = {
+		.threads = 2, .size = 4 * 4096, .chunk = 4096, .depth = 4, .fn = gated_hash
+	};
+	char err[RC_ERR_LEN], why[RC_ERR_LEN];
+	struct xfer_disk d;
+	struct rc_conn c;
+	uint64_t done = 0;
+	int pfd[2], i;
+
+	(void)state;
+	assert_int_equal(pipe(pfd), 0);
+	g.gate = pfd[0];
+	rc_conn_init(&c, "test", false, 1000, -1);
+	assert_int_equal(xfer_disk_start_hashed(&d, &c, 2, gated_copy, &g, &h, err, sizeof(err)),
+			 0);
+	/* Chunks 0 and 1 copied, chunk 1 hashed, chunk 0 held at its gate. */
+	for (i = 0; i < 500 && __atomic_load_n(&g.hashed, __ATOMIC_SEQ_CST) < 1; i++)
+		usleep(10 * 1000);
+	assert_int_equal(__atomic_load_n(&g.hashed, __ATOMIC_SEQ_CST), 1);
+	assert_int_equal(g.log.count, 2);
+	assert_false(woken(d.efd, 50));
+	assert_int_equal(xfer_disk_done(&d, &done, why, sizeof(why)), 0);
+	assert_int_equal(done, 0);
+	/* Chunk 0 hashed: two chunks handled at once, one wake-up. */
+	assert_int_equal(write(pfd[1], "x", 1), 1);
+	assert_true(woken(d.efd, 5000));
+	assert_int_equal(xfer_disk_done(&d, &done, why, sizeof(why)), 0);
+	assert_int_equal(done, 2);
+	/* Chunk 2 goes through; chunk 3's copy fails: woken, and told. */
+	xfer_disk_allow(&d, 4);
+	assert_int_equal(wait_disk(&d, 4, &done, why, sizeof(why)), -ENOSPC);
+	assert_non_null(strstr(why, "no space for chunk 3"));
+	assert_true(done <= 3);
+	xfer_disk_stop(&d);
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
 static void disk_thread_reports_failure_and_stops(void **state)
 {
 	struct disk_log l = { .fail_at = 3 };
@@ -640,6 +725,7 @@ int main(void)
 		cmocka_unit_test(disk_thread_keeps_order_and_limit),
 		cmocka_unit_test(disk_thread_reports_failure_and_stops),
 		cmocka_unit_test(disk_thread_names_its_stall),
+		cmocka_unit_test(main_thread_woken_only_with_news),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
