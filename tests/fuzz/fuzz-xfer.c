@@ -135,7 +135,10 @@ static void fuzz_msg(const uint8_t *p, size_t len)
 	case XFER_T_REQUEST:
 		CHECK(m.u.request.size <= XFER_MAX_SIZE);
 		CHECK((m.u.request.flags & ~(XFER_REQ_F_FORCE | XFER_REQ_F_PROOF | XFER_REQ_F_COPY |
-					     XFER_REQ_F_DIRECT)) == 0);
+					     XFER_REQ_F_DIRECT | XFER_REQ_F_ZEROCOPY)) == 0);
+		/* The copy and the zero-copy path exclude each other. */
+		CHECK((m.u.request.flags & (XFER_REQ_F_COPY | XFER_REQ_F_ZEROCOPY)) !=
+		      (XFER_REQ_F_COPY | XFER_REQ_F_ZEROCOPY));
 		/* No proof flag, no proof: nothing hides in those bytes. */
 		for (zero = true, i = 0; i < XFER_PROOF_LEN; i++)
 			zero = zero && !m.u.request.proof[i];

@@ -453,24 +453,38 @@ static int gated_hash(void *arg, uint64_t seq, uint8_t out[XFER_HASH_LEN], char 
 	return 0;
 }
 
-/* Is there a wake-up on the eventfd? Reads (and so clears) it. */
-static bool woken(int efd, int timeout_ms)
+/* How many wake-ups wait on the eventfd (0: none within timeout_ms)?
+ * Reads (and so clears) them. */
+static uint64_t woken(int efd, int timeout_ms)
 {
 	struct pollfd p = { .fd = efd, .events = POLLIN };
 	uint64_t cnt;
 
 	if (poll(&p, 1, timeout_ms) != 1)
-		return false;
+		return 0;
 	assert_int_equal(read(efd, &cnt, sizeof(cnt)), sizeof(cnt));
-	return true;
+	return cnt;
+}
+
+/* Has the pool recorded chunk seq as hashed (not yet folded)? */
+static bool pool_holds(struct xfer_hpool *p, uint64_t seq)
+{
+	struct xfer_hslot *h = &p->slot[seq % p->nslots];
+	bool yes;
+
+	pthread_mutex_lock(&p->lock);
+	yes = h->hashed && h->seq == seq;
+	pthread_mutex_unlock(&p->lock);
+	return yes;
 }
 
 /* The main thread is woken only with news: not by a chunk copied but not
  * yet hashed, nor by a chunk hashed before an earlier one; but when the
- * count of chunks handled moves, and on a failure. */
+ * count of chunks handled moves (once for two chunks), and on a failure
+ * of the copy (chunk 2: no hash can wake it then). */
 static void main_thread_woken_only_with_news(void **state)
 {
-	struct gated g = { .log = { .fail_at = 3 } };
+	struct gated g = { .log = { .fail_at = 2 } };
 	struct xfer_hash_cfg h = {
 		.threads = 2, .size = 4 * 4096, .chunk = 4096, .depth = 4, .fn = gated_hash
 	};
@@ -486,24 +500,28 @@ static void main_thread_woken_only_with_news(void **state)
 	rc_conn_init(&c, "test", false, 1000, -1);
 	assert_int_equal(xfer_disk_start_hashed(&d, &c, 2, gated_copy, &g, &h, err, sizeof(err)),
 			 0);
-	/* Chunks 0 and 1 copied, chunk 1 hashed, chunk 0 held at its gate. */
-	for (i = 0; i < 500 && __atomic_load_n(&g.hashed, __ATOMIC_SEQ_CST) < 1; i++)
+	/* Chunks 0 and 1 copied, chunk 1 hashed and recorded by the pool,
+	 * chunk 0 held at its gate. */
+	for (i = 0; i < 500 && !pool_holds(&d.pool, 1); i++)
 		usleep(10 * 1000);
+	assert_true(pool_holds(&d.pool, 1));
 	assert_int_equal(__atomic_load_n(&g.hashed, __ATOMIC_SEQ_CST), 1);
 	assert_int_equal(g.log.count, 2);
-	assert_false(woken(d.efd, 50));
+	assert_int_equal(woken(d.efd, 50), 0);
 	assert_int_equal(xfer_disk_done(&d, &done, why, sizeof(why)), 0);
 	assert_int_equal(done, 0);
 	/* Chunk 0 hashed: two chunks handled at once, one wake-up. */
 	assert_int_equal(write(pfd[1], "x", 1), 1);
-	assert_true(woken(d.efd, 5000));
+	assert_int_equal(woken(d.efd, 5000), 1);
 	assert_int_equal(xfer_disk_done(&d, &done, why, sizeof(why)), 0);
 	assert_int_equal(done, 2);
-	/* Chunk 2 goes through; chunk 3's copy fails: woken, and told. */
-	xfer_disk_allow(&d, 4);
-	assert_int_equal(wait_disk(&d, 4, &done, why, sizeof(why)), -ENOSPC);
-	assert_non_null(strstr(why, "no space for chunk 3"));
-	assert_true(done <= 3);
+	/* Chunk 2's copy fails: woken (by the disk thread: nothing was left
+	 * to hash), and told. */
+	xfer_disk_allow(&d, 3);
+	assert_int_equal(woken(d.efd, 5000), 1);
+	assert_int_equal(xfer_disk_done(&d, &done, why, sizeof(why)), -ENOSPC);
+	assert_non_null(strstr(why, "no space for chunk 2"));
+	assert_int_equal(done, 2);
 	xfer_disk_stop(&d);
 	close(pfd[0]);
 	close(pfd[1]);
