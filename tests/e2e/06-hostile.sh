@@ -35,13 +35,14 @@ log_problems() {
 	FNR == NR { next }
 	match($0, / port [0-9]+: /) {
 		p = substr($0, RSTART + 6, RLENGTH - 8) + 0
-		if (p in re) { lines[p]++; if ($0 ~ re[p]) ok[p] = 1 }
+		if (p in re) { lines[p]++; text[p] = text[p] " [" $0 "]"; if ($0 ~ re[p]) ok[p] = 1 }
 	}
 	END {
 		if (n < min) print "only " n " cases ran"
+		# The lines themselves too: the logs are gone once the test ends.
 		for (p in re)
 			if (!(p in ok) || lines[p] != 1)
-				print name[p] " (port " p ": " lines[p] + 0 " log lines, want 1 matching /" re[p] "/)"
+				print name[p] " (port " p ": " lines[p] + 0 " log lines, want 1 matching /" re[p] "/:" text[p] ")"
 	}' "$T/$1.out" "$T/$2.err"
 }
 
@@ -58,7 +59,7 @@ hostile_ok() {
 		[ -z "$problems" ] && return 0
 		nap 1
 	done
-	fail "server log: $(tr '\n' ';' <<<"$problems" | cut -c1-600) log tail: $(tail_of "$T/$2.err" 3)"
+	fail "server log: $(tr '\n' ';' <<<"$problems" | cut -c1-1200) log tail: $(tail_of "$T/$2.err" 3)"
 }
 
 t_hostile_clients_01() {
