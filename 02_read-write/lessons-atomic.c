@@ -42,7 +42,7 @@ static bool soft_roce(struct rc_conn *c)
 {
 	struct ibv_device_attr a;
 
-	return !ibv_query_device(c->id->verbs, &a) && a.vendor_id == 0xffffff;
+	return !ibv_query_device(c->id->verbs, &a) && a.vendor_id == RC_SOFT_ROCE_VENDOR_ID;
 }
 
 /* After the refusal: the correct atomic alone, its completion, and its

@@ -38,9 +38,9 @@
  * the hashing threads how many are hashed in order (done), and whoever
  * has news for the main thread (a chunk handled, a failure) writes an
  * eventfd, which rc_next_wc() watches as the connection's wake_fd, so a
- * main thread waiting for a completion wakes up for it too. The mutex also orders the memory: what the
- * disk thread read into a slot is visible to the main thread that posts
- * it, and the reverse.
+ * main thread waiting for a completion wakes up for it too. The mutex
+ * also orders the memory: what the disk thread read into a slot is
+ * visible to the main thread that posts it, and the reverse.
  */
 typedef int (*xfer_disk_fn)(void *arg, uint64_t seq, char *err, size_t errlen);
 

@@ -300,7 +300,7 @@ unsigned xfer_choose_flags(bool copy, bool zero_copy, bool direct, uint32_t vend
 
 	if (copy)
 		return f | XFER_CHOOSE_COPY;
-	if (!zero_copy && vendor_id == XFER_SOFT_ROCE_VENDOR)
+	if (!zero_copy && vendor_id == RC_SOFT_ROCE_VENDOR_ID)
 		return f | XFER_CHOOSE_SOFT;
 	return f;
 }

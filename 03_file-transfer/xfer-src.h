@@ -124,9 +124,6 @@ enum {
 	XFER_CHOOSE_SOFT = 4,
 };
 
-/* rdma_rxe's vendor id (ibv_device_attr), as rc_dev.vendor_id holds it. */
-#define XFER_SOFT_ROCE_VENDOR 0xffffffu
-
 /* The flags from the options that apply to this side (--copy wins over
  * --zero-copy), --direct and the device's vendor id. */
 unsigned xfer_choose_flags(bool copy, bool zero_copy, bool direct, uint32_t vendor_id);

@@ -281,7 +281,7 @@ static bool soft_roce_kernel(const struct rc_conn *c, int *major, int *minor)
 	char rel[65];
 
 	/* As the device said when the connection's PD was made. */
-	if (c->dev.vendor_id != 0xffffff)
+	if (c->dev.vendor_id != RC_SOFT_ROCE_VENDOR_ID)
 		return false;
 	*major = *minor = 0;
 	sscanf(rc_kernel_release(rel, sizeof(rel)), "%d.%d", major, minor);

@@ -184,8 +184,11 @@ struct rc_dev {
 	int cq_size;
 	uint32_t max_msg_sz; /* the port's largest single message */
 	uint8_t max_rd_atom; /* most RDMA READs a QP may have outstanding */
-	uint32_t vendor_id;  /* ibv_device_attr's: 0xffffff is Soft-RoCE */
+	uint32_t vendor_id;  /* ibv_device_attr's: RC_SOFT_ROCE_VENDOR_ID is Soft-RoCE */
 };
+
+/* rdma_rxe's vendor id in ibv_device_attr: the device is Soft-RoCE. */
+#define RC_SOFT_ROCE_VENDOR_ID 0xffffffu
 
 #define RC_POLL_BATCH 16
 

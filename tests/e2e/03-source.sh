@@ -21,15 +21,20 @@ EFAULT_LINE='^source: pread -> ring \(copy: ibv_reg_mr of the read-only file map
 # What Soft-RoCE gives without --zero-copy or --copy: the ring, and why.
 SOFT_WHY='Soft-RoCE, where the ring measured faster; --zero-copy for the page cache'
 
-# soft_roce: is $RDMA_DEV Soft-RoCE (rdma_rxe's vendor id)? Then a side
-# without --zero-copy takes its ring. 0 yes, 1 another device; 2, with
-# the test's REASON set, if ibv_devinfo names no vendor id (so a broken
-# probe fails the test instead of skipping the Soft-RoCE checks).
-soft_roce() {
+# probe_device: SOFT=yes if $RDMA_DEV is Soft-RoCE (rdma_rxe's vendor
+# id), where a side without --zero-copy takes its ring, SOFT=no for
+# another device; RING_WHY, the reason a ring then gives with no option
+# (Soft-RoCE's, else the file system's: not tmpfs). Fails the test if
+# ibv_devinfo names no vendor id, rather than skip the Soft-RoCE checks.
+probe_device() {
 	local v
 	v=$(ibv_devinfo ${RDMA_DEV:+-d "$RDMA_DEV"} 2>/dev/null | awk '$1 == "vendor_id:" { print $2; exit }')
-	[ -n "$v" ] || { fail "ibv_devinfo -d ${RDMA_DEV:-?} names no vendor_id"; return 2; }
-	[ "$v" = 0xffffff ]
+	[ -n "$v" ] || { fail "ibv_devinfo -d ${RDMA_DEV:-?} names no vendor_id"; return 1; }
+	if [ "$v" = 0xffffff ]; then
+		SOFT=yes RING_WHY=$SOFT_WHY
+	else
+		SOFT=no RING_WHY='not tmpfs: [^);]*'
+	fi
 }
 
 # kernel_path: "zero-copy" on Linux 6.2 and later, else "efault".
@@ -72,7 +77,7 @@ want_kernel_path() {
 t_put_source_path_per_kernel() {
 	# f spans two 64 MiB windows; what does not depend on windows (--copy,
 	# a get) moves the small file s.
-	local size=$((66 * 1048576 + 5)) small=$((3 * 1048576 + 7)) sr=0
+	local size=$((66 * 1048576 + 5)) small=$((3 * 1048576 + 7))
 	dirs
 	mkfile "$W/local/f" "$size"
 	mkfile "$W/local/s" "$small"
@@ -101,9 +106,8 @@ t_put_source_path_per_kernel() {
 	run auto "$C" "${CT[@]}" -p "$PORT" "$W/local/s" "$RDMA_IP:a"
 	want_rc auto 0 || return 1
 	same "$W/local/s" "$W/root/a" || return 1
-	soft_roce || sr=$?
-	[ "$sr" != 2 ] || return 1
-	if [ "$sr" = 0 ]; then
+	probe_device || return 1
+	if [ "$SOFT" = yes ]; then
 		want_out auto "^source: pread -> ring \(copy: $SOFT_WHY\)$" || return 1
 	else
 		[ "$(source_path auto)" = "$(kernel_path)" ] || fail "a NIC's default is the kernel's path" || return 1
@@ -133,7 +137,7 @@ t_put_source_path_per_kernel() {
 # server without it; Soft-RoCE's default is the ring; --copy on either
 # side forces the copy path.
 t_get_source_path_per_kernel() {
-	local size=$((66 * 1048576 + 5)) small=$((3 * 1048576 + 7)) want sr=0 n
+	local size=$((66 * 1048576 + 5)) small=$((3 * 1048576 + 7)) want n
 	dirs
 	mkfile "$W/root/f" "$size"
 	mkfile "$W/root/s" "$small"
@@ -190,9 +194,8 @@ t_get_source_path_per_kernel() {
 	run auto "$C" "${CT[@]}" -p "$PORT" "$RDMA_IP:s" "$W/local/s4"
 	want_rc auto 0 || return 1
 	same "$W/root/s" "$W/local/s4" || return 1
-	soft_roce || sr=$?
-	[ "$sr" != 2 ] || return 1
-	if [ "$sr" = 0 ]; then
+	probe_device || return 1
+	if [ "$SOFT" = yes ]; then
 		want_out auto "^source: the server's pread -> ring \(copy: its -v trace says why\)$" || return 1
 		wait_for srv3 "source: pread -> ring \(copy: $SOFT_WHY\)" 5 || return 1
 	fi
@@ -256,7 +259,6 @@ t_destination_in_place() {
 # ACCEPT gives the file's first window, each CREDIT where the chunk depth
 # later goes. Without it, on Soft-RoCE, the server's ring.
 put_in_place() {
-	local sr=0
 	mkdir -p "$1/root"
 	start_server srv2 "$S" -v -r "$1/root" || return 1
 	run put2 "$C" "${CT[@]}" -v --zero-copy -c 1000000 -t 8 -p "$PORT" "$W/root/f" "$RDMA_IP:f"
@@ -277,9 +279,8 @@ put_in_place() {
 	want_rc putc 0 || return 1
 	want_out putc "^destination: the server's ring -> pwrite \\(copy: --copy\\)$" || return 1
 	same "$W/root/s" "$1/root/s2" || return 1
-	soft_roce || sr=$?
-	[ "$sr" != 2 ] || return 1
-	if [ "$sr" = 0 ]; then
+	probe_device || return 1
+	if [ "$SOFT" = yes ]; then
 		run puta "$C" "${CT[@]}" -p "$PORT" "$W/root/s" "$RDMA_IP:s3"
 		want_rc puta 0 || return 1
 		want_out puta "^destination: the server's ring -> pwrite \\(copy: its -v trace says why\\)$" || return 1
@@ -317,23 +318,11 @@ get_in_place() {
 # where it bypasses the page cache; elsewhere (the VM's overlay /tmp)
 # both ends say why not. Either way the file is verified. The O_DIRECT
 # path itself: tests/unit/test-xfer-file.c, on the host's file system.
-# ring_why: the reason a ring takes on this device with no option: Soft-RoCE's,
-# else (a NIC, not tmpfs) the file system's. Fails like soft_roce.
-ring_why() {
-	local sr=0
-	soft_roce || sr=$?
-	case $sr in
-	0) RING_WHY=$SOFT_WHY ;;
-	1) RING_WHY='not tmpfs: [^);]*' ;;
-	*) return 1 ;;
-	esac
-}
-
 t_direct_where_the_file_system_allows() {
 	local small=$((3 * 1048576 + 7)) fs want
 	dirs
 	mkfile "$W/local/s" "$small"
-	ring_why || return 1
+	probe_device || return 1
 	fs=$(stat -f -c %T "$W/root")
 	case $fs in
 	ext2/ext3 | xfs | btrfs)
@@ -376,7 +365,7 @@ t_direct_where_the_file_system_allows() {
 # direct writes without an error and the mincore check must say so.
 direct_on_ext4_body() {
 	local e=$1 small=$((3 * 1048576 + 7))
-	ring_why || return 1
+	probe_device || return 1
 	mkdir -p "$e/root" "$e/local"
 	mkfile "$W/local/s" "$small"
 	start_server srv "$S" -v -r "$e/root" || return 1

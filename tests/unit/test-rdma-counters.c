@@ -681,7 +681,7 @@ static void post_notes_read_after_send(void **state)
 	/* On Soft-RoCE, a first flush is worded as the rdma_rxe bug only on
 	 * a QP with a READ after a SEND: not a put's (WRITEs and SENDs), not
 	 * a QP beside c's (another qp_num), whatever c's own carried. */
-	c.dev.vendor_id = 0xffffff;
+	c.dev.vendor_id = RC_SOFT_ROCE_VENDOR_ID;
 	flush_of(&c, 0);
 	assert_non_null(strstr(c.log.err, "the QP went to the error state without an error "
 					  "completion first; hint: see the kernel log"));

@@ -355,7 +355,7 @@ static void path_follows_options_and_device(void **state)
 {
 	struct stat st = { .st_size = 1 << 20 };
 	struct xfer_src s = { 0 };
-	const uint32_t rxe = XFER_SOFT_ROCE_VENDOR, nic = 0x02c9; /* Mellanox's */
+	const uint32_t rxe = RC_SOFT_ROCE_VENDOR_ID, nic = 0x02c9; /* Mellanox's */
 
 	(void)state;
 	assert_int_equal(xfer_choose_flags(false, false, false, nic), 0);
