@@ -33,14 +33,11 @@ int xfer_ctl_init(struct xfer_ctl *x, struct rc_conn *c, unsigned nrecv, unsigne
 	x->c = c;
 	x->nrecv = nrecv;
 	x->nsend = nsend;
-	x->free_send = calloc(nsend, sizeof(*x->free_send));
 	/* Room for every completion the CQ can hold. */
 	x->stash_cap = (unsigned)c->dev.cq_size;
 	x->stash = calloc(x->stash_cap, sizeof(*x->stash));
-	if (!x->free_send || !x->stash)
+	if (!x->stash)
 		return rc_fail(&c->log, ENOMEM, "out of memory");
-	for (i = 0; i < nsend; i++)
-		x->free_send[x->nfree++] = nsend - 1 - i;
 	/* Receive buffers: the NIC writes into them (LOCAL_WRITE), the peer
 	 * never addresses them directly (no REMOTE_*). */
 	ret = rc_buf_alloc(c, (size_t)nrecv * XFER_MSG_MAX, IBV_ACCESS_LOCAL_WRITE, &x->rbuf);
@@ -71,9 +68,7 @@ int xfer_ctl_init(struct xfer_ctl *x, struct rc_conn *c, unsigned nrecv, unsigne
 void xfer_ctl_free(struct xfer_ctl *x)
 {
 	/* The registered buffers belong to the connection (rc_conn_destroy). */
-	free(x->free_send);
 	free(x->stash);
-	x->free_send = NULL;
 	x->stash = NULL;
 }
 
@@ -108,9 +103,14 @@ static int take_one(struct xfer_ctl *x, struct ibv_wc *wc, bool keep)
 	if (ret)
 		return ret;
 	if (is_ctl_send(x, wc)) {
-		if (wc->opcode != IBV_WC_SEND || x->nfree >= x->nsend)
+		/* Which SEND: the first not yet done that used this buffer
+		 * (at most nsend are outstanding, so it is unique). */
+		unsigned b = (unsigned)(wc->wr_id - XFER_WR_SEND);
+		uint64_t k = x->freed + (b + x->nsend - x->freed % x->nsend) % x->nsend;
+
+		if (wc->opcode != IBV_WC_SEND || k >= x->posted)
 			return rc_unexpected_wc(x->c, wc);
-		x->free_send[x->nfree++] = (unsigned)(wc->wr_id - XFER_WR_SEND);
+		x->freed = k + 1; /* it and every SEND before it */
 		return 1;
 	}
 	if (keep) {
@@ -123,32 +123,38 @@ static int take_one(struct xfer_ctl *x, struct ibv_wc *wc, bool keep)
 
 int xfer_ctl_send(struct xfer_ctl *x, const struct xfer_msg *m)
 {
+	bool stream = m->type == XFER_T_CHUNK || m->type == XFER_T_CREDIT, signalled;
+	unsigned slot, every = x->nsend / 2 ? x->nsend / 2 : 1;
 	struct ibv_wc wc;
 	char desc[400];
-	unsigned slot;
 	size_t len;
 	int ret;
 
 	/* All send buffers in flight: take completions until one is back,
-	 * keeping the others for the caller's loop. */
-	while (x->nfree == 0) {
+	 * keeping the others for the caller's loop. One of the last `every`
+	 * SENDs is signalled, so a completion is coming. */
+	while (x->posted - x->freed >= x->nsend) {
 		ret = take_one(x, &wc, true);
 		if (ret < 0 && ret != -EAGAIN) /* EAGAIN: the disk thread's news */
 			return ret;
 	}
-	slot = x->free_send[--x->nfree];
+	slot = (unsigned)(x->posted % x->nsend);
 	len = xfer_msg_pack((uint8_t *)x->sbuf->addr + (size_t)slot * XFER_MSG_MAX, x->send_seq, m);
 	if (x->c->log.verbose) {
 		xfer_msg_describe(m, desc, sizeof(desc));
 		rc_trace(&x->c->log, "send %s", desc);
 	}
-	/* Signalled: its completion returns the buffer to the pool. */
+	/* A completion frees this buffer and the unsignalled ones before
+	 * it: one per `every` stream messages is enough (issue 29). A failed
+	 * SEND completes with its error, signalled or not. */
+	signalled = !stream || x->posted + 1 - x->signalled_end >= every;
 	ret = rc_post_send(x->c, x->sbuf, (size_t)slot * XFER_MSG_MAX, len, XFER_WR_SEND + slot,
-			   true);
-	if (ret) {
-		x->free_send[x->nfree++] = slot;
+			   signalled);
+	if (ret)
 		return ret;
-	}
+	x->posted++;
+	if (signalled)
+		x->signalled_end = x->posted;
 	x->send_seq++;
 	return 0;
 }
@@ -201,7 +207,11 @@ int xfer_ctl_drain(struct xfer_ctl *x)
 	struct ibv_wc wc;
 	int ret;
 
-	while (x->nfree < x->nsend) {
+	/* The SENDs after the last signalled one would never say. */
+	if (x->signalled_end != x->posted)
+		return rc_fail(&x->c->log, EINVAL, "%s",
+			       "internal error: a drain after a SEND with no completion");
+	while (x->freed < x->posted) {
 		ret = take_one(x, &wc, true);
 		if (ret < 0 && ret != -EAGAIN) /* EAGAIN: the disk thread's news */
 			return ret;

@@ -261,7 +261,8 @@ jitter_body() {
 	for n in c1 c2 put get; do
 		b=$LINK_S
 		wait_exit "$n" $((b + MARGIN - (SECONDS - t0) > 1 ? b + MARGIN - (SECONDS - t0) : 1))
-		[ "$RC" = 124 ] && { fail "$n still running after $((SECONDS - t0))s (bound $b s)"; return 1; }
+		# Where it was and what it said last: the logs are gone after the test.
+		[ "$RC" = 124 ] && { fail "$n still running after $((SECONDS - t0))s (bound $b s); where: $STUCK; its last lines: $(tail_of "$T/$n.out" 4) $(tail_of "$T/$n.err" 4)"; return 1; }
 		if [ "$RC" = 0 ]; then
 			jitter_verified "$n" || return 1
 			said="$said $n verified ($((SECONDS - t0))s);"

@@ -205,6 +205,52 @@ static void top_digest_independent_of_threads(void **state)
 	free(d.buf);
 }
 
+/*
+ * As the disk thread feeds the pool: one more chunk ready per call. A
+ * wake-up lost on that path leaves the chunk unhashed and the pool
+ * stalls: done stays short of the last chunk when the 10 s of tries run
+ * out.
+ */
+static void chunks_ready_one_at_a_time_all_hashed(void **state)
+{
+	struct data d = { .buf = pattern(SIZE), .size = SIZE, .fail_at = UINT64_MAX };
+	struct xfer_hpool *p = malloc(sizeof(*p));
+	int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	struct pollfd pf = { .fd = efd, .events = POLLIN };
+	static const unsigned threads[] = { 1, 2, 4 };
+	uint8_t ref[XFER_HASH_LEN], top[XFER_HASH_LEN];
+	char err[RC_ERR_LEN], why[RC_ERR_LEN];
+	uint64_t ready, done, cnt;
+	unsigned i, tries;
+
+	(void)state;
+	assert_non_null(p);
+	assert_true(efd >= 0);
+	reference(d.buf, SIZE, ref);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(xfer_hpool_start(p, threads[i], SIZE, CHUNK, 4, hash_chunk, &d,
+						  efd, err, sizeof(err)),
+				 0);
+		ready = 0;
+		done = 0;
+		for (tries = 0; tries < 1000 && done < p->n; tries++) {
+			/* Never more than one new chunk per call. */
+			if (ready < p->n && ready < done + 4)
+				xfer_hpool_ready(p, ++ready);
+			if (poll(&pf, 1, 10) == 1)
+				assert_int_equal(read(efd, &cnt, sizeof(cnt)), sizeof(cnt));
+			assert_int_equal(xfer_hpool_done(p, &done, why, sizeof(why)), 0);
+		}
+		assert_int_equal(done, 257);
+		xfer_hpool_stop(p);
+		assert_int_equal(xfer_hpool_top(p, top), 0);
+		assert_memory_equal(top, ref, XFER_HASH_LEN);
+	}
+	close(efd);
+	free(p);
+	free(d.buf);
+}
+
 static void empty_transfer_has_the_digest_of_nothing(void **state)
 {
 	struct data d = { .buf = pattern(0), .size = 0, .fail_at = UINT64_MAX };
@@ -385,6 +431,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(checksum_streams_like_one_shot),
 		cmocka_unit_test(top_digest_independent_of_threads),
+		cmocka_unit_test(chunks_ready_one_at_a_time_all_hashed),
 		cmocka_unit_test(empty_transfer_has_the_digest_of_nothing),
 		cmocka_unit_test(corrupt_chunk_is_named),
 		cmocka_unit_test(failing_chunk_stops_the_pool),
