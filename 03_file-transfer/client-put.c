@@ -92,8 +92,7 @@ static int post_chunk_write(struct client *cl, uint64_t seq)
 	xfer_src_where(&cl->src, seq, cl->ring, &src, &src_off);
 	/* Where the server said (ACCEPT, then the slot's last CREDIT): a
 	 * wrong address fails the WRITE or the server's own digest check.
-	 * A signalled one's completion says our source may be reused, for
-	 * it and the chunks before it. */
+	 * Signalled: its completion frees our slots up to it. */
 	return rc_post_rdma(&cl->conn, IBV_WR_RDMA_WRITE_WITH_IMM, src, src_off, len,
 			    cl->chunk_at[slot].addr, cl->chunk_at[slot].rkey,
 			    xfer_imm_pack(seq, slot), slot, next_signalled(cl, seq) == seq);
@@ -175,9 +174,10 @@ static enum xfer_wait_for put_waits_for(const struct client *cl, uint64_t posted
 static int put_loop(struct client *cl)
 {
 	uint64_t n = cl->nchunks, depth = cl->opt.depth;
-	/* Chunks read from disk (by the disk thread), posted, whose WRITE
-	 * completed, and whose slot the server returned. Chunk k always uses
-	 * slot k % depth. */
+	/* Chunks read from disk (by the disk thread), posted, whose WRITE is
+	 * known complete, and whose slot the server returned; `last`: the
+	 * WRITE whose completion comes next. Chunk k always uses slot k %
+	 * depth. */
 	uint64_t nread = 0, posted = 0, written = 0, credited = 0, last;
 	bool done_sent = false, committed = false;
 	struct xfer_msg m;

@@ -82,9 +82,9 @@ bool xfer_ctl_is_recv(const struct xfer_ctl *x, const struct ibv_wc *wc)
 	return wc->wr_id >= XFER_WR_RECV && wc->wr_id < XFER_WR_RECV + x->nrecv;
 }
 
-/* One completion off the CQ: ours (a control SEND) frees its buffer; any
- * other is kept in the stash when `keep`, else returned. Returns 1 when
- * it was one of our SENDs. */
+/* One completion off the CQ: ours (a control SEND) frees its buffer and
+ * every one before it; any other is kept in the stash when `keep`, else
+ * returned. Returns 1 when it was one of our SENDs. */
 static int take_one(struct xfer_ctl *x, struct ibv_wc *wc, bool keep)
 {
 	int ret;
@@ -144,9 +144,8 @@ int xfer_ctl_send(struct xfer_ctl *x, const struct xfer_msg *m)
 		xfer_msg_describe(m, desc, sizeof(desc));
 		rc_trace(&x->c->log, "send %s", desc);
 	}
-	/* A completion frees this buffer and the unsignalled ones before
-	 * it: one per `every` stream messages is enough (issue 29). A failed
-	 * SEND completes with its error, signalled or not. */
+	/* Stream SENDs ask every `every`: one completion frees the buffers
+	 * before it (a failed SEND completes with its error either way). */
 	signalled = !stream || x->posted + 1 - x->signalled_end >= every;
 	ret = rc_post_send(x->c, x->sbuf, (size_t)slot * XFER_MSG_MAX, len, XFER_WR_SEND + slot,
 			   signalled);

@@ -63,8 +63,9 @@ bool xfer_ctl_is_recv(const struct xfer_ctl *x, const struct ibv_wc *wc);
 /* For a receive completion: decode the message (not for WITH_IMM), then
  * repost the receive. */
 int xfer_ctl_take(struct xfer_ctl *x, const struct ibv_wc *wc, struct xfer_msg *m);
-/* Wait until every SEND posted so far has completed; only after a SEND
- * that is neither CHUNK nor CREDIT (else -EINVAL: nothing would say). */
+/* Wait until every SEND posted so far has completed; -EINVAL when the
+ * last one asked for no completion (nothing would say). Callers drain
+ * only after COMMITTED or ERROR, which always ask. */
 int xfer_ctl_drain(struct xfer_ctl *x);
 
 #endif /* XFER_CTL_H */
