@@ -63,22 +63,6 @@ int disk_done(struct client *cl, uint64_t *done)
 /* put                                                                 */
 /* ------------------------------------------------------------------ */
 
-/*
- * The first WRITE at or after chunk `from` that asks for a completion:
- * every (depth + 1) / 2-th chunk's, and the last one's. An RC send queue
- * completes in order, so that completion says the WRITEs before it are
- * done too, and each completion may cost the main thread a wake-up
- * (issue 29). One at least every depth chunks: the disk thread refills a
- * slot only once its WRITE is known done, and may run depth chunks ahead
- * of the last one known, so it always reaches a signalled one.
- */
-static uint64_t next_signalled(const struct client *cl, uint64_t from)
-{
-	uint64_t every = (cl->opt.depth + 1u) / 2u, k = from + (every - 1 - from % every);
-
-	return k < cl->nchunks - 1 ? k : cl->nchunks - 1;
-}
-
 /* Our slot (copy) or the file's registered window (zero-copy) -> the
  * chunk's slot of the server's ring, with the immediate that tells the
  * server which chunk just landed. */
@@ -92,10 +76,10 @@ static int post_chunk_write(struct client *cl, uint64_t seq)
 	xfer_src_where(&cl->src, seq, cl->ring, &src, &src_off);
 	/* Where the server said (ACCEPT, then the slot's last CREDIT): a
 	 * wrong address fails the WRITE or the server's own digest check.
-	 * Signalled: its completion frees our slots up to it. */
+	 * Signalled: the completion says our source may be reused. */
 	return rc_post_rdma(&cl->conn, IBV_WR_RDMA_WRITE_WITH_IMM, src, src_off, len,
 			    cl->chunk_at[slot].addr, cl->chunk_at[slot].rkey,
-			    xfer_imm_pack(seq, slot), slot, next_signalled(cl, seq) == seq);
+			    xfer_imm_pack(seq, slot), slot, true);
 }
 
 /*
@@ -174,11 +158,10 @@ static enum xfer_wait_for put_waits_for(const struct client *cl, uint64_t posted
 static int put_loop(struct client *cl)
 {
 	uint64_t n = cl->nchunks, depth = cl->opt.depth;
-	/* Chunks read from disk (by the disk thread), posted, whose WRITE is
-	 * known complete, and whose slot the server returned; `last`: the
-	 * WRITE whose completion comes next. Chunk k always uses slot k %
-	 * depth. */
-	uint64_t nread = 0, posted = 0, written = 0, credited = 0, last;
+	/* Chunks read from disk (by the disk thread), posted, whose WRITE
+	 * completed, and whose slot the server returned. Chunk k always uses
+	 * slot k % depth. */
+	uint64_t nread = 0, posted = 0, written = 0, credited = 0;
 	bool done_sent = false, committed = false;
 	struct xfer_msg m;
 	struct ibv_wc wc;
@@ -219,13 +202,12 @@ static int put_loop(struct client *cl)
 			continue; /* a chunk is read and hashed */
 		if (ret)
 			return ret;
-		if (wc.opcode == IBV_WC_RDMA_WRITE && written < posted &&
-		    (last = next_signalled(cl, written)) < posted && wc.wr_id == last % depth) {
-			/* Our copies of the chunks up to `last` are sent: their
-			 * slots may be refilled, with the chunks `depth` on. */
-			for (; written <= last; written++)
-				rc_link_moved(&cl->conn,
-					      xfer_chunk_len(cl->size, cl->opt.chunk, written));
+		if (wc.opcode == IBV_WC_RDMA_WRITE && wc.wr_id == written % depth &&
+		    written < posted) {
+			/* Our copy of the chunk is sent: its slot may be
+			 * refilled, with the chunk `depth` further on. */
+			rc_link_moved(&cl->conn, xfer_chunk_len(cl->size, cl->opt.chunk, written));
+			written++;
 			xfer_tl_data(&cl->tl, (unsigned)(posted - written));
 			xfer_disk_allow(&cl->disk, written + depth);
 			continue;

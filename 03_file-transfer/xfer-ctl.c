@@ -33,11 +33,14 @@ int xfer_ctl_init(struct xfer_ctl *x, struct rc_conn *c, unsigned nrecv, unsigne
 	x->c = c;
 	x->nrecv = nrecv;
 	x->nsend = nsend;
+	x->free_send = calloc(nsend, sizeof(*x->free_send));
 	/* Room for every completion the CQ can hold. */
 	x->stash_cap = (unsigned)c->dev.cq_size;
 	x->stash = calloc(x->stash_cap, sizeof(*x->stash));
-	if (!x->stash)
+	if (!x->free_send || !x->stash)
 		return rc_fail(&c->log, ENOMEM, "out of memory");
+	for (i = 0; i < nsend; i++)
+		x->free_send[x->nfree++] = nsend - 1 - i;
 	/* Receive buffers: the NIC writes into them (LOCAL_WRITE), the peer
 	 * never addresses them directly (no REMOTE_*). */
 	ret = rc_buf_alloc(c, (size_t)nrecv * XFER_MSG_MAX, IBV_ACCESS_LOCAL_WRITE, &x->rbuf);
@@ -68,7 +71,9 @@ int xfer_ctl_init(struct xfer_ctl *x, struct rc_conn *c, unsigned nrecv, unsigne
 void xfer_ctl_free(struct xfer_ctl *x)
 {
 	/* The registered buffers belong to the connection (rc_conn_destroy). */
+	free(x->free_send);
 	free(x->stash);
+	x->free_send = NULL;
 	x->stash = NULL;
 }
 
@@ -82,9 +87,9 @@ bool xfer_ctl_is_recv(const struct xfer_ctl *x, const struct ibv_wc *wc)
 	return wc->wr_id >= XFER_WR_RECV && wc->wr_id < XFER_WR_RECV + x->nrecv;
 }
 
-/* One completion off the CQ: ours (a control SEND) frees its buffer and
- * every one before it; any other is kept in the stash when `keep`, else
- * returned. Returns 1 when it was one of our SENDs. */
+/* One completion off the CQ: ours (a control SEND) frees its buffer; any
+ * other is kept in the stash when `keep`, else returned. Returns 1 when
+ * it was one of our SENDs. */
 static int take_one(struct xfer_ctl *x, struct ibv_wc *wc, bool keep)
 {
 	int ret;
@@ -103,14 +108,9 @@ static int take_one(struct xfer_ctl *x, struct ibv_wc *wc, bool keep)
 	if (ret)
 		return ret;
 	if (is_ctl_send(x, wc)) {
-		/* Which SEND: the first not yet done that used this buffer
-		 * (at most nsend are outstanding, so it is unique). */
-		unsigned b = (unsigned)(wc->wr_id - XFER_WR_SEND);
-		uint64_t k = x->freed + (b + x->nsend - x->freed % x->nsend) % x->nsend;
-
-		if (wc->opcode != IBV_WC_SEND || k >= x->posted)
+		if (wc->opcode != IBV_WC_SEND || x->nfree >= x->nsend)
 			return rc_unexpected_wc(x->c, wc);
-		x->freed = k + 1; /* it and every SEND before it */
+		x->free_send[x->nfree++] = (unsigned)(wc->wr_id - XFER_WR_SEND);
 		return 1;
 	}
 	if (keep) {
@@ -123,37 +123,32 @@ static int take_one(struct xfer_ctl *x, struct ibv_wc *wc, bool keep)
 
 int xfer_ctl_send(struct xfer_ctl *x, const struct xfer_msg *m)
 {
-	bool stream = m->type == XFER_T_CHUNK || m->type == XFER_T_CREDIT, signalled;
-	unsigned slot, every = x->nsend / 2 ? x->nsend / 2 : 1;
 	struct ibv_wc wc;
 	char desc[400];
+	unsigned slot;
 	size_t len;
 	int ret;
 
 	/* All send buffers in flight: take completions until one is back,
-	 * keeping the others for the caller's loop. One of the last `every`
-	 * SENDs is signalled, so a completion is coming. */
-	while (x->posted - x->freed >= x->nsend) {
+	 * keeping the others for the caller's loop. */
+	while (x->nfree == 0) {
 		ret = take_one(x, &wc, true);
 		if (ret < 0 && ret != -EAGAIN) /* EAGAIN: the disk thread's news */
 			return ret;
 	}
-	slot = (unsigned)(x->posted % x->nsend);
+	slot = x->free_send[--x->nfree];
 	len = xfer_msg_pack((uint8_t *)x->sbuf->addr + (size_t)slot * XFER_MSG_MAX, x->send_seq, m);
 	if (x->c->log.verbose) {
 		xfer_msg_describe(m, desc, sizeof(desc));
 		rc_trace(&x->c->log, "send %s", desc);
 	}
-	/* Stream SENDs ask every `every`: one completion frees the buffers
-	 * before it (a failed SEND completes with its error either way). */
-	signalled = !stream || x->posted + 1 - x->signalled_end >= every;
+	/* Signalled: its completion returns the buffer to the pool. */
 	ret = rc_post_send(x->c, x->sbuf, (size_t)slot * XFER_MSG_MAX, len, XFER_WR_SEND + slot,
-			   signalled);
-	if (ret)
+			   true);
+	if (ret) {
+		x->free_send[x->nfree++] = slot;
 		return ret;
-	x->posted++;
-	if (signalled)
-		x->signalled_end = x->posted;
+	}
 	x->send_seq++;
 	return 0;
 }
@@ -206,11 +201,7 @@ int xfer_ctl_drain(struct xfer_ctl *x)
 	struct ibv_wc wc;
 	int ret;
 
-	/* The SENDs after the last signalled one would never say. */
-	if (x->signalled_end != x->posted)
-		return rc_fail(&x->c->log, EINVAL, "%s",
-			       "internal error: a drain after a SEND with no completion");
-	while (x->freed < x->posted) {
+	while (x->nfree < x->nsend) {
 		ret = take_one(x, &wc, true);
 		if (ret < 0 && ret != -EAGAIN) /* EAGAIN: the disk thread's news */
 			return ret;

@@ -28,11 +28,7 @@ struct xfer_ctl {
 	struct rc_conn *c;
 	struct rc_buf *rbuf, *sbuf; /* nrecv and nsend slots of XFER_MSG_MAX bytes */
 	unsigned nrecv, nsend;
-	/* Send buffers are used in turn: SEND k takes buffer k % nsend. An RC
-	 * QP completes its SENDs in order, so the completion of a signalled
-	 * one frees its buffer and those of the unsignalled ones before it. */
-	uint64_t posted, freed; /* SENDs posted, and how many of them are done */
-	uint64_t signalled_end; /* 1 + the number of the last signalled SEND */
+	unsigned *free_send, nfree; /* a stack of free send slots */
 	uint32_t send_seq, recv_seq;
 	/* Completions taken off the CQ while waiting for a send slot, handed
 	 * out by xfer_ctl_next() before anything new. */
@@ -51,10 +47,7 @@ uint64_t xfer_ctl_locked(unsigned nrecv, unsigned nsend);
 /* After rc_create_qp: register the buffers and post every receive. */
 int xfer_ctl_init(struct xfer_ctl *x, struct rc_conn *c, unsigned nrecv, unsigned nsend);
 void xfer_ctl_free(struct xfer_ctl *x);
-/* SEND a message (waits for a free send buffer if need be). A CHUNK or a
- * CREDIT, one per chunk, asks for a completion only every nsend / 2
- * SENDs (each completion may wake the thread); every other message asks
- * for one, so a drain after it has one to wait for. */
+/* SEND a message (waits for a free send buffer if need be). */
 int xfer_ctl_send(struct xfer_ctl *x, const struct xfer_msg *m);
 /* The next completion, except those of our own SENDs (handled inside). */
 int xfer_ctl_next(struct xfer_ctl *x, struct ibv_wc *wc);
@@ -63,9 +56,7 @@ bool xfer_ctl_is_recv(const struct xfer_ctl *x, const struct ibv_wc *wc);
 /* For a receive completion: decode the message (not for WITH_IMM), then
  * repost the receive. */
 int xfer_ctl_take(struct xfer_ctl *x, const struct ibv_wc *wc, struct xfer_msg *m);
-/* Wait until every SEND posted so far has completed; -EINVAL when the
- * last one asked for no completion (nothing would say). Callers drain
- * only after COMMITTED or ERROR, which always ask. */
+/* Wait until every SEND posted so far has completed. */
 int xfer_ctl_drain(struct xfer_ctl *x);
 
 #endif /* XFER_CTL_H */

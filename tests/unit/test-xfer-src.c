@@ -413,6 +413,7 @@ static void ctl_keeps_a_failure_of_the_qp_beside(void **state)
 	struct ibv_qp qp = { .qp_num = 7 };
 	struct ibv_wc stash[8], wc;
 	struct xfer_ctl x = { 0 };
+	unsigned free_send[1];
 	struct rc_conn c;
 
 	(void)state;
@@ -427,8 +428,7 @@ static void ctl_keeps_a_failure_of_the_qp_beside(void **state)
 	x = (struct xfer_ctl){ .c = &c,
 			       .nrecv = 1,
 			       .nsend = 1,
-			       .posted = 1, /* one signalled SEND in flight */
-			       .signalled_end = 1,
+			       .free_send = free_send,
 			       .stash = stash,
 			       .stash_cap = 8 };
 	script[0] = (struct ibv_wc){ .wr_id = 3, .status = IBV_WC_REM_ACCESS_ERR, .qp_num = 9 };
@@ -436,13 +436,13 @@ static void ctl_keeps_a_failure_of_the_qp_beside(void **state)
 	script_n = 2;
 	script_i = 0;
 	assert_int_equal(xfer_ctl_drain(&x), 0);
-	assert_int_equal(x.freed, 1);
+	assert_int_equal(x.nfree, 1);
 	assert_int_equal(xfer_ctl_next(&x, &wc), -EIO);
 	assert_int_equal(wc.qp_num, 9);
 	assert_int_equal(wc.status, IBV_WC_REM_ACCESS_ERR);
 	assert_non_null(strstr(c.log.err, "remote access error"));
 	/* The control QP's own SEND flushed: the wait ends with it. */
-	x.posted = x.signalled_end = 2;
+	x.nfree = 0;
 	script[0] = (struct ibv_wc){ .wr_id = XFER_WR_SEND,
 				     .status = IBV_WC_WR_FLUSH_ERR,
 				     .qp_num = 7 };
@@ -450,97 +450,6 @@ static void ctl_keeps_a_failure_of_the_qp_beside(void **state)
 	script_i = 0;
 	assert_int_equal(xfer_ctl_drain(&x), -EIO);
 	assert_int_equal(x.stash_len, 0);
-}
-
-/* A send queue that takes every WR and notes whether each asked for a
- * completion, and which buffer it used (wr_id). */
-static int sent_n;
-static bool sent_signalled[32];
-static uint64_t sent_wr_id[32];
-
-static int post_send_noting(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
-{
-	(void)qp;
-	(void)bad;
-	for (; wr && sent_n < 32; wr = wr->next, sent_n++) {
-		sent_signalled[sent_n] = wr->send_flags & IBV_SEND_SIGNALED;
-		sent_wr_id[sent_n] = wr->wr_id;
-	}
-	return 0;
-}
-
-/*
- * A CREDIT or CHUNK per chunk asks for a completion only every nsend / 2
- * SENDs, and that completion frees its buffer and the ones before it;
- * any other message asks for one, and only after such a message may the
- * channel drain.
- */
-static void stream_sends_signalled_every_half_pool(void **state)
-{
-	struct ibv_context ctx = { 0 };
-	struct ibv_cq cq = { 0 };
-	struct ibv_comp_channel ch = { .fd = -1 };
-	struct ibv_qp qp = { .qp_num = 7 };
-	struct ibv_mr mr = { .lkey = 1 };
-	static uint8_t mem[6 * XFER_MSG_MAX];
-	struct rc_buf sbuf = { .addr = mem, .len = sizeof(mem), .mr = &mr };
-	struct xfer_msg credit = { .type = XFER_T_CREDIT }, done = { .type = XFER_T_DONE };
-	struct ibv_wc stash[8];
-	struct xfer_ctl x;
-	struct rc_conn c;
-	int i;
-
-	(void)state;
-	ctx.ops.poll_cq = scripted_poll;
-	ctx.ops.req_notify_cq = notify_ok;
-	ctx.ops.post_send = post_send_noting;
-	cq.context = &ctx;
-	qp.context = &ctx;
-	rc_conn_init(&c, "test", false, 1000, -1);
-	c.poll_mode = RC_POLL_BUSY;
-	c.dev.cq = &cq;
-	c.dev.channel = &ch;
-	c.dev.max_msg_sz = 1u << 20;
-	c.qp = &qp;
-	x = (struct xfer_ctl){ .c = &c, .nsend = 6, .sbuf = &sbuf, .stash = stash, .stash_cap = 8 };
-	sent_n = 0;
-	script_n = script_i = 0;
-	/* Six buffers: every third CREDIT signalled, the buffers in turn. */
-	for (i = 0; i < 6; i++)
-		assert_int_equal(xfer_ctl_send(&x, &credit), 0);
-	for (i = 0; i < 6; i++) {
-		assert_int_equal(sent_signalled[i], i % 3 == 2);
-		assert_int_equal(sent_wr_id[i], XFER_WR_SEND + (uint64_t)i);
-	}
-	/* All six in flight: the seventh waits for the third's completion,
-	 * which frees the first three, and reuses buffer 0. */
-	script[0] =
-		(struct ibv_wc){ .wr_id = XFER_WR_SEND + 2, .opcode = IBV_WC_SEND, .qp_num = 7 };
-	script_n = 1;
-	assert_int_equal(xfer_ctl_send(&x, &credit), 0);
-	assert_int_equal(x.freed, 3);
-	assert_int_equal(sent_wr_id[6], XFER_WR_SEND + 0);
-	assert_false(sent_signalled[6]);
-	/* After a CREDIT nothing would say when it is done: no drain. */
-	assert_int_equal(xfer_ctl_drain(&x), -EINVAL);
-	/* Any other message is signalled, and a drain waits for it. */
-	assert_int_equal(xfer_ctl_send(&x, &done), 0);
-	assert_true(sent_signalled[7]);
-	script[0] =
-		(struct ibv_wc){ .wr_id = XFER_WR_SEND + 1, .opcode = IBV_WC_SEND, .qp_num = 7 };
-	script_n = 1;
-	script_i = 0;
-	assert_int_equal(xfer_ctl_drain(&x), 0);
-	assert_int_equal(x.freed, 8);
-	/* A completion for a buffer with no SEND in flight is no SEND of ours. */
-	script[0] =
-		(struct ibv_wc){ .wr_id = XFER_WR_SEND + 4, .opcode = IBV_WC_SEND, .qp_num = 7 };
-	script_n = 1;
-	script_i = 0;
-	x.posted++; /* as if one more were posted, so the drain waits */
-	x.signalled_end = x.posted;
-	assert_int_equal(xfer_ctl_drain(&x), -EPROTO);
-	assert_non_null(strstr(c.log.err, "unexpected completion"));
 }
 
 int main(void)
@@ -561,7 +470,6 @@ int main(void)
 		cmocka_unit_test(path_line_says_why),
 		cmocka_unit_test(path_follows_options_and_device),
 		cmocka_unit_test(ctl_keeps_a_failure_of_the_qp_beside),
-		cmocka_unit_test(stream_sends_signalled_every_half_pool),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
