@@ -126,22 +126,23 @@ static uint8_t *pattern(uint64_t size)
 
 /*
  * Drive the pool as the disk thread would: chunks become ready at most
- * depth beyond those folded. Waits on efd (at most 10 s in all). With
- * `expect`, announce the sender's digest of each chunk first, as a
- * CHUNK does. Returns xfer_hpool_done's result; *done what it counted.
+ * depth beyond those folded, at most `step` more per call. Waits on efd
+ * (at most 10 s in all). With `expect`, announce the sender's digest of
+ * each chunk first, as a CHUNK does. Returns xfer_hpool_done's result;
+ * *done what it counted.
  */
-static int drive(struct xfer_hpool *p, int efd, uint16_t depth, const uint8_t (*expect)[16],
-		 uint64_t *done, char *why, size_t whylen)
+static int drive_by(struct xfer_hpool *p, int efd, uint16_t depth, uint64_t step,
+		    const uint8_t (*expect)[16], uint64_t *done, char *why, size_t whylen)
 {
 	struct pollfd pf = { .fd = efd, .events = POLLIN };
-	uint64_t ready = 0, cnt;
+	uint64_t ready = 0, cnt, added;
 	int ret, i;
 
 	for (i = 0; i < 1000; i++) {
 		ret = xfer_hpool_done(p, done, why, whylen);
 		if (ret || *done == p->n)
 			return ret;
-		while (ready < p->n && ready < *done + depth) {
+		for (added = 0; added < step && ready < p->n && ready < *done + depth; added++) {
 			if (expect)
 				xfer_hpool_expect(p, ready, expect[ready]);
 			ready++;
@@ -151,6 +152,13 @@ static int drive(struct xfer_hpool *p, int efd, uint16_t depth, const uint8_t (*
 			assert_int_equal(read(efd, &cnt, sizeof(cnt)), sizeof(cnt));
 	}
 	return xfer_hpool_done(p, done, why, whylen);
+}
+
+/* As drive_by, every chunk the window allows at once. */
+static int drive(struct xfer_hpool *p, int efd, uint16_t depth, const uint8_t (*expect)[16],
+		 uint64_t *done, char *why, size_t whylen)
+{
+	return drive_by(p, efd, depth, depth, expect, done, why, whylen);
 }
 
 static void top_digest_independent_of_threads(void **state)
@@ -216,12 +224,11 @@ static void chunks_ready_one_at_a_time_all_hashed(void **state)
 	struct data d = { .buf = pattern(SIZE), .size = SIZE, .fail_at = UINT64_MAX };
 	struct xfer_hpool *p = malloc(sizeof(*p));
 	int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	struct pollfd pf = { .fd = efd, .events = POLLIN };
 	static const unsigned threads[] = { 1, 2, 4 };
 	uint8_t ref[XFER_HASH_LEN], top[XFER_HASH_LEN];
 	char err[RC_ERR_LEN], why[RC_ERR_LEN];
-	uint64_t ready, done, cnt;
-	unsigned i, tries;
+	uint64_t done;
+	unsigned i;
 
 	(void)state;
 	assert_non_null(p);
@@ -231,16 +238,7 @@ static void chunks_ready_one_at_a_time_all_hashed(void **state)
 		assert_int_equal(xfer_hpool_start(p, threads[i], SIZE, CHUNK, 4, hash_chunk, &d,
 						  efd, err, sizeof(err)),
 				 0);
-		ready = 0;
-		done = 0;
-		for (tries = 0; tries < 1000 && done < p->n; tries++) {
-			/* Never more than one new chunk per call. */
-			if (ready < p->n && ready < done + 4)
-				xfer_hpool_ready(p, ++ready);
-			if (poll(&pf, 1, 10) == 1)
-				assert_int_equal(read(efd, &cnt, sizeof(cnt)), sizeof(cnt));
-			assert_int_equal(xfer_hpool_done(p, &done, why, sizeof(why)), 0);
-		}
+		assert_int_equal(drive_by(p, efd, 4, 1, NULL, &done, why, sizeof(why)), 0);
 		assert_int_equal(done, 257);
 		xfer_hpool_stop(p);
 		assert_int_equal(xfer_hpool_top(p, top), 0);
